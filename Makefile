@@ -1,0 +1,51 @@
+# SPDX-License-Identifier: GPL-2.0
+# kmemtrace workbench. The two commands of README.md:
+#   make demo    build everything, boot the guest, show what kmemtrace captures
+#   make check   every check and test; ends with 'N passed, N failed'
+
+SCRIPTS := scripts
+
+.PHONY: all demo check deps prepare kernel kernel-off user export clean distclean help
+
+all: help
+
+help:
+	@echo 'make demo      install deps, prepare, build, boot the guest and show a capture'
+	@echo 'make check     all checks and tests (static, sparse, KUnit, kselftests, runner)'
+	@echo 'make deps      install the Debian packages (as root)'
+	@echo 'make prepare   unpack the kernel into kernel-tree/ and apply the series'
+	@echo 'make kernel    build the test kernel (build/kernel); kernel-off: CONFIG_KMEMTRACE=n'
+	@echo 'make user      build the static selftests, tools and the initramfs'
+	@echo 'make export    write a git-am series to build/export/'
+	@echo 'make clean     remove build/ (keeps kernel-tree/ and ccache)'
+	@echo 'make distclean also remove kernel-tree/'
+
+demo:
+	@$(SCRIPTS)/demo
+
+check:
+	@$(SCRIPTS)/check
+
+deps:
+	@$(SCRIPTS)/install-deps
+
+prepare: deps
+	@$(SCRIPTS)/prepare-tree
+
+kernel: prepare
+	@$(SCRIPTS)/build-kernel
+
+kernel-off: prepare
+	@$(SCRIPTS)/build-kernel --off
+
+user: kernel
+	@$(SCRIPTS)/build-user
+
+export: prepare
+	@$(SCRIPTS)/export-series build/export
+
+clean:
+	rm -rf build
+
+distclean: clean
+	rm -rf kernel-tree

@@ -1,0 +1,79 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash disable=SC2034
+# scripts/lib.sh - shared paths and helpers for the kmemtrace workbench.
+# Sourced by the scripts in this directory; not run on its own.
+
+TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+KTREE=$TOP/kernel-tree
+BUILD=${KMT_BUILD:-$TOP/build}
+# Out-of-tree kernel builds: the test kernel and the same kernel with
+# CONFIG_KMEMTRACE=n (the "feature off" half of every check).
+KOBJ=$BUILD/kernel
+KOBJ_OFF=$BUILD/kernel-off
+# Guest images and the static user space that goes into them.
+IMAGES=$BUILD/images
+# ccache lives outside the repository so a fresh clone still hits it.
+export CCACHE_DIR=${KMT_CCACHE_DIR:-${XDG_CACHE_HOME:-${HOME:-/root}/.cache}/kmemtrace-ccache}
+# Paths under the repository are hashed relative to it, so that another
+# clone (CI's, a colleague's) hits the same cache.
+export CCACHE_BASEDIR=$TOP
+JOBS=${KMT_JOBS:-$(nproc)}
+# Directories of the overlay: new files only, copied into kernel-tree/ at
+# the same paths by scripts/prepare-tree.
+OVERLAY_DIRS=(Documentation tools/kmemtrace tools/testing/selftests/kmemtrace)
+
+# shellcheck source=scripts/linux-source.pin
+. "$TOP/scripts/linux-source.pin"
+
+# kmt_lock: one workbench job at a time on build/ and kernel-tree/ (a
+# prepare could otherwise remove the tree under a running build). Scripts
+# called by a script that holds the lock inherit it.
+kmt_lock() {
+	[ -n "${KMT_LOCKED:-}" ] && return 0
+	mkdir -p "$BUILD"
+	exec 9>"$BUILD/.lock"
+	if ! flock -n 9; then
+		log "waiting for another workbench job (build/.lock)"
+		flock 9
+	fi
+	export KMT_LOCKED=1
+}
+
+log() { printf '==> %s\n' "$*" >&2; }
+warn() { printf 'WARNING: %s\n' "$*" >&2; }
+die() { printf 'error: %s\n' "$*" >&2; exit 1; }
+
+# overlay_files: every overlay file, relative to $TOP, sorted.
+overlay_files() {
+	local d
+	for d in "${OVERLAY_DIRS[@]}"; do
+		[ -d "$TOP/$d" ] && (cd "$TOP" && find "$d" -type f ! -name "*~" ! -name ".*.sw?" ! -name "*.orig" ! -name "*.rej")
+	done | LC_ALL=C sort
+}
+
+# series_patches: the patch names listed in series, in order.
+series_patches() {
+	sed -e 's/#.*//' -e 's/[[:space:]]*$//' -e '/^$/d' "$TOP/series" | awk '{print $1}'
+}
+
+# patch_files PATCH: the paths a patch touches (old or new side).
+patch_files() {
+	awk '/^(---|\+\+\+) / && $2 != "/dev/null" { p = $2; sub(/^[ab]\//, "", p); print p }' "$1" |
+		LC_ALL=C sort -u
+}
+
+# kmake ARGS: make in kernel-tree/ with ccache and the job count.
+kmake() {
+	make -C "$KTREE" -j"$JOBS" CC="ccache gcc" HOSTCC="ccache gcc" \
+		KBUILD_BUILD_TIMESTAMP='Thu Jan  1 00:00:00 UTC 2026' \
+		KBUILD_BUILD_USER=builder KBUILD_BUILD_HOST=workbench "$@"
+}
+
+# A kernel log line that starts a splat: any of these fails a guest run.
+SPLAT_RE='(BUG:|WARNING:|Oops|Kernel panic|KASAN:|KCSAN:|UBSAN:|general protection fault|possible (recursive|circular) locking|inconsistent lock state|suspicious RCU usage|INFO: task .* blocked|kmemleak: [0-9]+ new suspected|Unable to handle kernel|detected stalls? on CPU)'
+
+# Test results, one line each, counted by scripts/check:
+#   PASS: name | FAIL: name: why | SKIP: name: why
+t_pass() { printf 'PASS: %s\n' "$1"; }
+t_fail() { printf 'FAIL: %s: %s\n' "$1" "$2"; }
+t_skip() { printf 'SKIP: %s: %s\n' "$1" "$2"; }
