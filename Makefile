@@ -5,7 +5,7 @@
 
 SCRIPTS := scripts
 
-.PHONY: all demo check deps prepare kernel kernel-off user export clean distclean help
+.PHONY: all demo check deps prepare kernel kernel-off user kunit export clean distclean help
 
 all: help
 
@@ -16,6 +16,7 @@ help:
 	@echo 'make prepare   unpack the kernel into kernel-tree/ and apply the series'
 	@echo 'make kernel    build the test kernel (build/kernel); kernel-off: CONFIG_KMEMTRACE=n'
 	@echo 'make user      build the static selftests, tools and the initramfs'
+	@echo 'make kunit     run the KUnit suites with kunit.py (UML) from kernel/kmemtrace/.kunitconfig'
 	@echo 'make export    write a git-am series to build/export/'
 	@echo 'make clean     remove build/ (keeps kernel-tree/ and ccache)'
 	@echo 'make distclean also remove kernel-tree/'
@@ -40,6 +41,11 @@ kernel-off: prepare
 
 user: kernel
 	@$(SCRIPTS)/build-user
+
+kunit: prepare
+	cd kernel-tree && python3 tools/testing/kunit/kunit.py run \
+		--kunitconfig=kernel/kmemtrace --build_dir=../build/kunit-uml \
+		--jobs=$$(nproc) --make_options CC="ccache gcc"
 
 export: prepare
 	@$(SCRIPTS)/export-series build/export
