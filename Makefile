@@ -43,7 +43,7 @@ user: kernel
 	@$(SCRIPTS)/build-user
 
 kunit: prepare
-	cd kernel-tree && python3 tools/testing/kunit/kunit.py run \
+	cd kernel-tree && PYTHONDONTWRITEBYTECODE=1 python3 -B tools/testing/kunit/kunit.py run \
 		--kunitconfig=kernel/kmemtrace --build_dir=../build/kunit-uml \
 		--jobs=$$(nproc) --make_options CC="ccache gcc"
 
