@@ -62,6 +62,18 @@ patch_files() {
 		LC_ALL=C sort -u
 }
 
+# pristine_list: print the path of a sorted list of the tarball's file
+# names (top directory stripped), made once per tarball.
+pristine_list() {
+	local list=$BUILD/pristine-files.$LINUX_TARBALL_SHA256
+	if [ ! -s "$list" ]; then
+		mkdir -p "$BUILD"
+		tar -tf "$LINUX_TARBALL" | sed 's|^[^/]*/||' | LC_ALL=C sort >"$list.tmp"
+		mv "$list.tmp" "$list"
+	fi
+	echo "$list"
+}
+
 # kmake ARGS: make in kernel-tree/ with ccache and the job count.
 kmake() {
 	make -C "$KTREE" -j"$JOBS" CC="ccache gcc" HOSTCC="ccache gcc" \
