@@ -74,6 +74,11 @@ pristine_list() {
 	echo "$list"
 }
 
+# tarball_top: the top directory of the kernel tarball's paths.
+tarball_top() {
+	(tar -tf "$LINUX_TARBALL" 2>/dev/null || true) | head -n 1 | cut -d/ -f1
+}
+
 # kmake ARGS: make in kernel-tree/ with ccache and the job count.
 kmake() {
 	make -C "$KTREE" -j"$JOBS" CC="ccache gcc" HOSTCC="ccache gcc" \
