@@ -32,6 +32,8 @@
 #define MAX_ARGS	5
 #define NR_CLASSES	64
 #define MAX_CPUS	4096
+/* Longest Trace text the kernel prints: KTR_LINE_MAX - 1 in ktr.c. */
+#define TRACE_MAX	511
 
 /* One trace point of the format table. */
 struct fmt {
@@ -120,31 +122,32 @@ static void *xmalloc(size_t n)
 	return p;
 }
 
-static void usage(FILE *f)
+static const char help_text[] =
+	"Decode KTR trace buffers: the live " LIVE_DIR "\n"
+	"(the default) or DIR, a copy of it (formats, classes, cpu<N>) saved on\n"
+	"any machine. Prints what " LIVE_DIR "/trace prints:\n"
+	"all CPUs merged by time stamp, newest first, in the layout of tdump:\n"
+	"C (CPU), Idx (slot, hex), Delta-T (ns since the entry below, hex), Trace.\n"
+	"\n"
+	"  -c, --cpu=LIST       only the CPUs in LIST (e.g. 0,2-3)\n"
+	"  -m, --class=CLASSES  only entries in CLASSES: a mask (0x...) or names\n"
+	"                       from the classes file, comma-separated (gen,dev)\n"
+	"  -a, --absolute       time stamps in seconds instead of Delta-T\n"
+	"  -r, --relative       Delta-T (the default)\n"
+	"  -l, --lines          show the file:line of each trace point\n"
+	"  -o, --oldest-first   oldest entry first\n"
+	"  -f, --follow         keep reading the live buffers and print new\n"
+	"                       entries, oldest first, until interrupted\n"
+	"  -i, --interval=MS    how often --follow reads (default 200)\n"
+	"  -h, --help           show this help and exit\n"
+	"  -V, --version        show the version and exit\n"
+	"\n"
+	"Exit status: 0 on success, 1 on bad usage or a bad or truncated input.\n";
+
+static void show_help(FILE *f)
 {
-	fprintf(f,
-"usage: %s [OPTION]... [DIR]\n"
-"Decode KTR trace buffers: the live " LIVE_DIR "\n"
-"(the default) or DIR, a copy of it (formats, classes, cpu<N>) saved on\n"
-"any machine. Prints what " LIVE_DIR "/trace prints:\n"
-"all CPUs merged by time stamp, newest first, in the layout of tdump:\n"
-"C (CPU), Idx (slot, hex), Delta-T (ns since the entry below, hex), Trace.\n"
-"\n"
-"  -c, --cpu=LIST       only the CPUs in LIST (e.g. 0,2-3)\n"
-"  -m, --class=CLASSES  only entries in CLASSES: a mask (0x...) or names\n"
-"                       from the classes file, comma-separated (gen,dev)\n"
-"  -a, --absolute       time stamps in seconds instead of Delta-T\n"
-"  -r, --relative       Delta-T (the default)\n"
-"  -l, --lines          show the file:line of each trace point\n"
-"  -o, --oldest-first   oldest entry first\n"
-"  -f, --follow         keep reading the live buffers and print new\n"
-"                       entries, oldest first, until interrupted\n"
-"  -i, --interval=MS    how often --follow reads (default 200)\n"
-"  -h, --help           show this help and exit\n"
-"  -V, --version        show the version and exit\n"
-"\n"
-"Exit status: 0 on success, 1 on bad usage or a bad or truncated input.\n",
-		prog);
+	fprintf(f, "Usage: %s [OPTION]... [DIR]\n", prog);
+	fputs(help_text, f);
 }
 
 /* Reads a whole file; NULL with errno set if it cannot. */
@@ -291,6 +294,9 @@ struct conv {
 	enum kind kind;
 	unsigned int len;
 	char lmod;
+	char type;		/* d i c u x X o s p */
+	bool alt, zero, left;	/* the flags '#', '0' and '-' */
+	unsigned int width;
 	char spec[16];
 };
 
@@ -307,12 +313,17 @@ static unsigned int parse_conv(const char *fmt, struct conv *c)
 		c->len = 2;
 		return c->len;
 	}
-	while (*p && strchr("-+ #0", *p) && nf < 5)
+	while (*p && strchr("-+ #0", *p) && nf < 5) {
+		c->alt |= *p == '#';
+		c->zero |= *p == '0';
+		c->left |= *p == '-';
 		flags[nf++] = *p++;
+	}
 	flags[nf] = '\0';
 	while (isdigit((unsigned char)*p) && nw < 3)
 		width[nw++] = *p++;
 	width[nw] = '\0';
+	c->width = atoi(width);
 	if (p[0] == 'h' && p[1] == 'h') {
 		c->lmod = 'H';
 		p += 2;
@@ -338,6 +349,7 @@ static unsigned int parse_conv(const char *fmt, struct conv *c)
 	default:
 		break;
 	}
+	c->type = *p;
 	if (*p)
 		p++;
 	c->len = p - fmt;
@@ -357,11 +369,10 @@ static unsigned int parse_conv(const char *fmt, struct conv *c)
 	}
 	if (c->kind == K_STR || c->kind == K_PTR)
 		snprintf(c->spec, sizeof(c->spec), "%%%s%ss", flags, width);
-	else
+	else	/* The kernel's long and size_t are 64-bit: long long here. */
 		snprintf(c->spec, sizeof(c->spec), "%%%s%s%s%c", flags, width,
-			 c->lmod == 'H' ? "hh" : c->lmod == 'L' ? "ll" :
-			 c->lmod == 'h' ? "h" : c->lmod == 'l' ? "l" :
-			 c->lmod == 'z' ? "z" : "", p[-1]);
+			 c->lmod == 'H' ? "hh" : c->lmod == 'h' ? "h" :
+			 c->lmod ? "ll" : "", p[-1]);
 	return c->len;
 }
 
@@ -429,15 +440,22 @@ static void __printf(2, 3) lprintf(struct line *l, const char *fmt, ...)
 static void format_int(struct line *l, const struct conv *c, uint64_t v)
 {
 	bool sgn = c->kind == K_INT;
+	uint64_t m = c->lmod == 'H' ? 0xff : c->lmod == 'h' ? 0xffff :
+		     c->lmod ? ~0ULL : 0xffffffff;
 
+	if (c->alt && (c->type == 'x' || c->type == 'X') && !(v & m)) {
+		/* The kernel prints the 0x of %#x for 0 too; C does not. */
+		const char *z = c->type == 'x' ? "0x0" : "0X0";
+
+		if (c->zero && !c->left)
+			lprintf(l, "%.2s%0*d", z, c->width > 3 ? (int)c->width - 2 : 1, 0);
+		else
+			lprintf(l, c->left ? "%-*s" : "%*s", (int)c->width, z);
+		return;
+	}
 	switch (c->lmod) {
 	case 'l':
 	case 'z':
-		if (sgn)
-			lprintf(l, c->spec, (long)v);
-		else
-			lprintf(l, c->spec, (unsigned long)v);
-		break;
 	case 'L':
 		if (sgn)
 			lprintf(l, c->spec, (long long)v);
@@ -493,6 +511,9 @@ static void parse_cpu(struct cpu *cpu, const char *path)
 		fatal("%s: offset 0: truncated header (%zu of %zu bytes)", path,
 		      cpu->size, sizeof(h));
 	memcpy(&h, cpu->data, sizeof(h));
+	if (h.magic == __builtin_bswap64(KTR_RAW_MAGIC))
+		fatal("%s: offset 0: written on a machine of the other byte order",
+		      path);
 	if (h.magic != KTR_RAW_MAGIC)
 		fatal("%s: offset 0: not a KTR raw file (magic %#" PRIx64 ")",
 		      path, (uint64_t)h.magic);
@@ -676,6 +697,8 @@ static unsigned int nslots_of(const struct cpu *cpus, unsigned int ncpus, unsign
 static void print_entry(struct line *l, const struct entry *e, const struct entry *older,
 			unsigned int nslots)
 {
+	size_t start;
+
 	l->len = 0;
 	lprintf(l, "%u %3" PRIx64 " ", e->cpu, e->pos & (nslots - 1));
 	if (opt.absolute) {
@@ -689,7 +712,11 @@ static void print_entry(struct line *l, const struct entry *e, const struct entr
 	}
 	if (opt.lines)
 		lprintf(l, "%s:%u ", fmts[e->fmt].file, fmts[e->fmt].line);
+	start = l->len;
 	format_entry(l, e);
+	/* The kernel cuts the Trace text where its line buffer ends. */
+	if (l->len - start > TRACE_MAX)
+		l->len = start + TRACE_MAX;
 	lprintf(l, "\n");
 	fputs(l->buf, stdout);
 }
@@ -928,21 +955,21 @@ int main(int argc, char **argv)
 			}
 			break;
 		case 'h':
-			usage(stdout);
+			show_help(stdout);
 			return 0;
 		case 'V':
 			printf("%s %s (KTR raw format %d)\n", prog, KTRDUMP_VERSION,
 			       KTR_RAW_VERSION);
 			return 0;
 		default:
-			usage(stderr);
+			show_help(stderr);
 			return 1;
 		}
 	}
 	if (argc - optind > 1) {
 		err_msg("one directory at most, got '%s' and '%s'", argv[optind],
 			argv[optind + 1]);
-		usage(stderr);
+		show_help(stderr);
 		return 1;
 	}
 	opt.dir = optind < argc ? argv[optind] : LIVE_DIR;

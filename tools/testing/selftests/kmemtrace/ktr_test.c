@@ -8,9 +8,12 @@
  * CONFIG_KTR or CONFIG_KTR_SELFTEST.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,15 +33,16 @@
 #define KMT_DIR		DEBUGFS "/kmemtrace"
 #define KTR_DIR		KMT_DIR "/ktr"
 #define NOBODY		65534
-#define ALL_CLASSES	"0xffffffffffffffff"
+/* KTR_GEN | KTR_DEV | KTR_TEST: what "fire" uses, and nothing else traces. */
+#define FIRED_CLASSES	"0x40000005"
 
-/* What "fire" records, oldest first, with every class enabled. */
+/* What "fire" records, oldest first, with FIRED_CLASSES enabled. */
 static const char *const fired[] = {
 	"ktr selftest: start",
 	"ktr selftest: int -42",
 	"ktr selftest: hex beef unsigned 4000000000",
 	"ktr selftest: str hello long -5 sym ktr_selftest_fire",
-	"ktr selftest: widths [ab    ] [   42] [00000abc] [z]",
+	"ktr selftest: widths [ab    ] [   42] [00000abc] [z] [0x0]",
 	"ktr selftest: five 1 2 3 4 5",
 	"ktr selftest: five longs 1 22 333 4444 5555555555",
 	"ktr selftest: bad string (efault) null (null)",
@@ -62,11 +66,9 @@ static const char *ktr_available(void)
 	if (stat(KMT_DIR, &st))
 		return KMT_DIR " is absent: kernel built without CONFIG_KMEMTRACE";
 	if (stat(KTR_DIR, &st))
-		return KTR_DIR " is absent: kernel built without CONFIG_KTR "
-		       "(CONFIG_KMEMTRACE is set)";
+		return KTR_DIR " is absent: kernel built without CONFIG_KTR (CONFIG_KMEMTRACE is set)";
 	if (stat(KTR_DIR "/selftest", &st))
-		return KTR_DIR "/selftest is absent: kernel built without "
-		       "CONFIG_KTR_SELFTEST (CONFIG_KMEMTRACE is set)";
+		return KTR_DIR "/selftest is absent: kernel built without CONFIG_KTR_SELFTEST (CONFIG_KMEMTRACE is set)";
 	return NULL;
 }
 
@@ -165,11 +167,16 @@ static int trace_lines(char *text, char **out, int max)
 	return n;
 }
 
-FIXTURE(ktr) {
-	uint64_t saved_mask;	/* restored by the teardown */
-	char *text;		/* the last text view read */
+/* The last text view read: the text and its Trace column, oldest first. */
+struct view {
+	char *text;
 	char *lines[64];
 	int n;
+};
+
+FIXTURE(ktr) {
+	uint64_t saved_mask;	/* restored by the teardown */
+	struct view v;
 };
 
 FIXTURE_SETUP(ktr)
@@ -179,7 +186,7 @@ FIXTURE_SETUP(ktr)
 	if (why)
 		SKIP(return, "%s", why);
 	self->saved_mask = read_mask();
-	ASSERT_EQ(0, write_str(KTR_DIR "/mask", ALL_CLASSES));
+	ASSERT_EQ(0, write_str(KTR_DIR "/mask", FIRED_CLASSES));
 	ASSERT_EQ(0, write_str(KTR_DIR "/clear", "1"));
 }
 
@@ -187,7 +194,7 @@ FIXTURE_TEARDOWN(ktr)
 {
 	char buf[32];
 
-	free(self->text);
+	free(self->v.text);
 	if (!ktr_available()) {
 		snprintf(buf, sizeof(buf), "%#llx",
 			 (unsigned long long)self->saved_mask);
@@ -195,17 +202,17 @@ FIXTURE_TEARDOWN(ktr)
 	}
 }
 
-/* Fires the known trace points and reads the text view back. */
-static int fire_and_read(struct __test_metadata *_metadata,
-			 FIXTURE_DATA(ktr) *self)
+/* Fires the known trace points and reads the text view back; -1 if not. */
+static int fire_and_read(struct view *v)
 {
-	EXPECT_EQ(0, write_str(KTR_DIR "/selftest", "fire"));
-	free(self->text);
-	self->text = read_str(KTR_DIR "/trace");
-	if (!self->text)
+	if (write_str(KTR_DIR "/selftest", "fire"))
 		return -1;
-	self->n = trace_lines(self->text, self->lines, 64);
-	return self->n;
+	free(v->text);
+	v->text = read_str(KTR_DIR "/trace");
+	if (!v->text)
+		return -1;
+	v->n = trace_lines(v->text, v->lines, 64);
+	return v->n;
 }
 
 /* Every class: the text view shows exactly the fired lines, in order. */
@@ -213,9 +220,9 @@ TEST_F(ktr, text_view_all_classes)
 {
 	int i;
 
-	ASSERT_EQ((int)(sizeof(fired) / sizeof(fired[0])), fire_and_read(_metadata, self));
-	for (i = 0; i < self->n; i++)
-		EXPECT_STREQ(fired[i], self->lines[i]);
+	ASSERT_EQ((int)(sizeof(fired) / sizeof(fired[0])), fire_and_read(&self->v));
+	for (i = 0; i < self->v.n; i++)
+		EXPECT_STREQ(fired[i], self->v.lines[i]);
 }
 
 /* Only KTR_TEST: the KTR_GEN and KTR_DEV lines go, the mixed one stays. */
@@ -224,24 +231,24 @@ TEST_F(ktr, text_view_one_class)
 	int i, j = 0;
 
 	ASSERT_EQ(0, write_str(KTR_DIR "/mask", "0x40000000"));
-	ASSERT_EQ(10, fire_and_read(_metadata, self));
+	ASSERT_EQ(10, fire_and_read(&self->v));
 	for (i = 0; i < (int)(sizeof(fired) / sizeof(fired[0])); i++) {
 		if (strstr(fired[i], ": gen ") || strstr(fired[i], ": dev "))
 			continue;
-		EXPECT_STREQ(fired[i], self->lines[j++]);
+		EXPECT_STREQ(fired[i], self->v.lines[j++]);
 	}
 }
 
 /* A cleared mask records nothing; clear empties the view. */
 TEST_F(ktr, frozen_and_cleared)
 {
-	ASSERT_EQ(12, fire_and_read(_metadata, self));
+	ASSERT_EQ(12, fire_and_read(&self->v));
 	ASSERT_EQ(0, write_str(KTR_DIR "/clear", "1"));
 	ASSERT_EQ(0, write_str(KTR_DIR "/mask", "0"));
-	ASSERT_EQ(0, fire_and_read(_metadata, self));
+	ASSERT_EQ(0, fire_and_read(&self->v));
 	/* Clearing does not stop tracing. */
 	ASSERT_EQ(0, write_str(KTR_DIR "/mask", "0x40000000"));
-	ASSERT_EQ(10, fire_and_read(_metadata, self));
+	ASSERT_EQ(10, fire_and_read(&self->v));
 }
 
 /* The mask reads back as written, in hex, 64 bits. */
@@ -324,76 +331,236 @@ TEST_F(ktr, control_bad_writes)
 	EXPECT_EQ(EINVAL, write_str(KTR_DIR "/selftest", "bench 10 5 junk"));
 }
 
-/* Runs a shell command; returns its exit status, or -1. */
-static int run(const char *cmd)
-{
-	int st = system(cmd);
+/* The decoder: the ktrdump built beside this test, else one on PATH. */
+static char ktrdump[PATH_MAX];
 
+static const char *find_ktrdump(void)
+{
+	char self[PATH_MAX - 16];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	char *slash;
+
+	if (n > 0) {
+		self[n] = '\0';
+		slash = strrchr(self, '/');
+		if (slash) {
+			*slash = '\0';
+			snprintf(ktrdump, sizeof(ktrdump), "%s/ktrdump", self);
+			if (!access(ktrdump, X_OK))
+				return NULL;
+		}
+	}
+	if (!system("command -v ktrdump >/dev/null")) {
+		strcpy(ktrdump, "ktrdump");
+		return NULL;
+	}
+	return "ktrdump is neither beside this test nor on PATH: build tools/kmemtrace";
+}
+
+/* Runs a shell command; returns its exit status, or -1. */
+static int __attribute__((format(printf, 1, 2))) run(const char *fmt, ...)
+{
+	char cmd[4096];
+	va_list ap;
+	int st;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	st = system(cmd);
 	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
-/* ktrdump prints what the kernel prints, live and from a saved copy. */
-TEST_F(ktr, decoder_matches_text_view)
+/* Reads @dir/@name into a new string. */
+static char *read_in(const char *dir, const char *name)
 {
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	return read_str(path);
+}
+
+/* A directory of its own for a decoder test's files, removed after. */
+FIXTURE(dec) {
+	uint64_t saved_mask;	/* restored by the teardown */
+	char dir[32];
+	struct view v;
+};
+
+FIXTURE_SETUP(dec)
+{
+	const char *why = ktr_available();
+
+	self->dir[0] = '\0';
+	if (!why)
+		why = find_ktrdump();
+	if (why)
+		SKIP(return, "%s", why);
+	self->saved_mask = read_mask();
+	strcpy(self->dir, "/tmp/ktr_test.XXXXXX");
+	ASSERT_NE(NULL, mkdtemp(self->dir));
+	ASSERT_EQ(0, write_str(KTR_DIR "/mask", FIRED_CLASSES));
+	ASSERT_EQ(0, write_str(KTR_DIR "/clear", "1"));
+	ASSERT_EQ(12, fire_and_read(&self->v));
+	/* Stop, so that every reader sees the same entries. */
+	ASSERT_EQ(0, write_str(KTR_DIR "/mask", "0"));
+	ASSERT_EQ(0, run("mkdir %s/cap && cd " KTR_DIR " && for f in formats classes cpu*; do cat $f > %s/cap/$f || exit 1; done",
+			 self->dir, self->dir));
+}
+
+FIXTURE_TEARDOWN(dec)
+{
+	char buf[32];
+
+	free(self->v.text);
+	if (!self->dir[0])
+		return;
+	run("rm -rf %s", self->dir);
+	snprintf(buf, sizeof(buf), "%#llx", (unsigned long long)self->saved_mask);
+	write_str(KTR_DIR "/mask", buf);
+}
+
+/* ktrdump prints what the kernel prints, live and from a saved copy. */
+TEST_F(dec, decoder_matches_text_view)
+{
+	const char *d = self->dir;
 	char *a, *b;
 
-	if (run("command -v ktrdump >/dev/null"))
-		SKIP(return, "ktrdump (tools/kmemtrace) is not installed");
-	ASSERT_EQ(12, fire_and_read(_metadata, self));
-	/* Freeze, so that both readers see the same entries. */
-	ASSERT_EQ(0, write_str(KTR_DIR "/mask", "0"));
-	ASSERT_EQ(0, run("cat " KTR_DIR "/trace > /tmp/ktr.kernel"));
-	ASSERT_EQ(0, run("ktrdump > /tmp/ktr.live"));
-	ASSERT_EQ(0, run("rm -rf /tmp/ktr.cap && mkdir /tmp/ktr.cap && "
-			 "cd " KTR_DIR " && for f in formats classes cpu*; do cat $f > /tmp/ktr.cap/$f; done"));
-	ASSERT_EQ(0, run("ktrdump /tmp/ktr.cap > /tmp/ktr.saved"));
-	a = read_str("/tmp/ktr.kernel");
+	ASSERT_EQ(0, run("cat " KTR_DIR "/trace > %s/kernel", d));
+	ASSERT_EQ(0, run("%s > %s/live", ktrdump, d));
+	ASSERT_EQ(0, run("%s %s/cap > %s/saved", ktrdump, d, d));
+	a = read_in(d, "kernel");
 	ASSERT_NE(NULL, a);
-	b = read_str("/tmp/ktr.live");
+	b = read_in(d, "live");
 	ASSERT_NE(NULL, b);
 	EXPECT_STREQ(a, b);
 	free(b);
-	b = read_str("/tmp/ktr.saved");
+	b = read_in(d, "saved");
 	ASSERT_NE(NULL, b);
 	EXPECT_STREQ(a, b);
 	free(b);
 	free(a);
-	/* Oldest first, with file:line, only CPU filters and class names. */
-	EXPECT_EQ(0, run("ktrdump -o -l -m test /tmp/ktr.cap | sed -n 3p | "
-			 "grep -qx '. *[0-9a-f]* *0 kernel/kmemtrace/ktr_selftest.c:[0-9]* ktr selftest: start'"));
-	EXPECT_EQ(0, run("test $(ktrdump -m dev /tmp/ktr.cap | wc -l) = 4"));
+	/* Oldest first, with file:line, only one class, by name. */
+	EXPECT_EQ(0, run("%s -o -l -m test %s/cap | sed -n 3p | grep -qx '. *[0-9a-f]* *0 kernel/kmemtrace/ktr_selftest.c:[0-9]* ktr selftest: start'",
+			 ktrdump, d));
+	/* Header (2 lines), the dev and test-or-dev entries. */
+	EXPECT_EQ(0, run("test $(%s -m dev %s/cap | wc -l) = 4", ktrdump, d));
+}
+
+/* --follow prints what is there, then new entries as they come. */
+TEST_F(dec, decoder_follow)
+{
+	const int nf = sizeof(fired) / sizeof(fired[0]);
+	const char *d = self->dir;
+	char *out, *err = NULL, *lines[64];
+	int i, n, tries;
+
+	ASSERT_EQ(0, write_str(KTR_DIR "/mask", FIRED_CLASSES));
+	ASSERT_EQ(0, run("%s -f -i 20 > %s/out 2> %s/err & echo $! > %s/pid",
+			 ktrdump, d, d, d));
+	usleep(300000);
+	ASSERT_EQ(0, write_str(KTR_DIR "/selftest", "fire"));
+	usleep(500000);
+	ASSERT_EQ(0, run("kill -TERM $(cat %s/pid)", d));
+	/* It says how much it printed as it exits. */
+	for (tries = 0; tries < 50; tries++) {
+		free(err);
+		err = read_in(d, "err");
+		if (err && strstr(err, "entries printed"))
+			break;
+		usleep(100000);
+	}
+	ASSERT_NE(NULL, err);
+	EXPECT_NE(NULL, strstr(err, ": 24 entries printed")) TH_LOG("stderr: %s", err);
+	free(err);
+	out = read_in(d, "out");
+	ASSERT_NE(NULL, out);
+	/* Oldest first, so newest first once trace_lines() reverses them. */
+	n = trace_lines(out, lines, 64);
+	ASSERT_EQ(2 * nf, n);
+	for (i = 0; i < n; i++)
+		EXPECT_STREQ(fired[nf - 1 - i % nf], lines[i]);
+	free(out);
 }
 
 /* A corrupt or truncated capture: the file and offset named, exit 1. */
-TEST_F(ktr, decoder_bad_input)
+TEST_F(dec, decoder_bad_input)
 {
+	const char *d = self->dir;
 	char *err;
 
-	if (run("command -v ktrdump >/dev/null"))
-		SKIP(return, "ktrdump (tools/kmemtrace) is not installed");
-	ASSERT_EQ(12, fire_and_read(_metadata, self));
-	ASSERT_EQ(0, write_str(KTR_DIR "/mask", "0"));
-	ASSERT_EQ(0, run("rm -rf /tmp/ktr.bad && mkdir /tmp/ktr.bad && "
-			 "(cd " KTR_DIR " && for f in formats classes cpu*; do cat $f > /tmp/ktr.bad/$f; done) && "
-			 "for f in /tmp/ktr.bad/cpu*; do s=$(wc -c < $f); "
-			 "if [ $s -gt 40 ]; then head -c $((s - 5)) $f > $f.t && mv $f.t $f; fi; done"));
-	EXPECT_EQ(1, run("ktrdump /tmp/ktr.bad > /dev/null 2> /tmp/ktr.err"));
-	err = read_str("/tmp/ktr.err");
+	/* Cut 5 bytes off the end of every CPU file that holds entries. */
+	ASSERT_EQ(0, run("cd %s/cap && for f in cpu*; do s=$(wc -c < $f); if [ $s -gt 40 ]; then head -c $((s - 5)) $f > $f.t && mv $f.t $f; fi; done",
+			 d));
+	EXPECT_EQ(1, run("%s %s/cap > /dev/null 2> %s/err", ktrdump, d, d));
+	err = read_in(d, "err");
 	ASSERT_NE(NULL, err);
-	EXPECT_NE(NULL, strstr(err, "/tmp/ktr.bad/cpu")) TH_LOG("stderr: %s", err);
+	EXPECT_NE(NULL, strstr(err, "/cap/cpu")) TH_LOG("stderr: %s", err);
 	EXPECT_NE(NULL, strstr(err, ": offset ")) TH_LOG("stderr: %s", err);
 	EXPECT_NE(NULL, strstr(err, "truncated")) TH_LOG("stderr: %s", err);
 	free(err);
 	/* Only a cpu0 of 7 bytes beside the format table. */
-	ASSERT_EQ(0, run("rm -f /tmp/ktr.bad/cpu* && printf 'garbage' > /tmp/ktr.bad/cpu0"));
-	EXPECT_EQ(1, run("ktrdump /tmp/ktr.bad > /dev/null 2> /tmp/ktr.err"));
-	err = read_str("/tmp/ktr.err");
+	ASSERT_EQ(0, run("rm -f %s/cap/cpu* && printf garbage > %s/cap/cpu0", d, d));
+	EXPECT_EQ(1, run("%s %s/cap > /dev/null 2> %s/err", ktrdump, d, d));
+	err = read_in(d, "err");
 	ASSERT_NE(NULL, err);
-	EXPECT_NE(NULL, strstr(err, "/tmp/ktr.bad/cpu0: offset 0: truncated header"))
+	EXPECT_NE(NULL, strstr(err, "/cap/cpu0: offset 0: truncated header"))
 		TH_LOG("stderr: %s", err);
 	free(err);
-	EXPECT_EQ(1, run("ktrdump --no-such-option > /dev/null 2>&1"));
-	EXPECT_EQ(1, run("ktrdump -c x > /dev/null 2>&1"));
+	EXPECT_EQ(1, run("%s --no-such-option > /dev/null 2>&1", ktrdump));
+	EXPECT_EQ(1, run("%s -c x > /dev/null 2>&1", ktrdump));
+}
+
+/* Every KTR file is root's, with no access at all for group or others. */
+TEST_F(ktr, files_root_only)
+{
+	struct dirent *de;
+	char path[PATH_MAX];
+	struct stat st;
+	int n = 0;
+	DIR *d = opendir(KTR_DIR);
+
+	ASSERT_NE(NULL, d);
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), KTR_DIR "/%s", de->d_name);
+		ASSERT_EQ(0, stat(path, &st));
+		EXPECT_EQ(0U, st.st_uid) TH_LOG("%s", path);
+		EXPECT_EQ(0U, st.st_mode & 077) TH_LOG("%s: mode %o", path, st.st_mode & 07777);
+		n++;
+	}
+	closedir(d);
+	/* mask classes trace formats stats clear dump_on_oops selftest cpu0 */
+	EXPECT_LE(9, n);
+}
+
+/* ktr_freeze() stops the trace until the mask is written again. */
+TEST_F(ktr, freeze_until_mask_written)
+{
+	char *s;
+
+	ASSERT_EQ(12, fire_and_read(&self->v));
+	ASSERT_EQ(0, write_str(KTR_DIR "/selftest", "freeze"));
+	EXPECT_EQ(0ULL, read_mask());
+	s = read_str(KTR_DIR "/stats");
+	ASSERT_NE(NULL, s);
+	EXPECT_NE(NULL, strstr(s, "frozen 1\n")) TH_LOG("stats: %s", s);
+	free(s);
+	/* Nothing more records; the buffer keeps what led there. */
+	ASSERT_EQ(13, fire_and_read(&self->v));
+	EXPECT_STREQ("ktr selftest: freezing on request", self->v.lines[12]);
+	/* The benchmark, which sets the mask itself, refuses to thaw it. */
+	EXPECT_EQ(EBUSY, write_str(KTR_DIR "/selftest", "bench 10 1"));
+	EXPECT_EQ(0ULL, read_mask());
+	/* Writing the mask by hand starts the trace again. */
+	ASSERT_EQ(0, write_str(KTR_DIR "/mask", FIRED_CLASSES));
+	EXPECT_EQ(0x40000005ULL, read_mask());
+	s = read_str(KTR_DIR "/stats");
+	ASSERT_NE(NULL, s);
+	EXPECT_NE(NULL, strstr(s, "frozen 0\n")) TH_LOG("stats: %s", s);
+	free(s);
+	ASSERT_EQ(25, fire_and_read(&self->v));
 }
 
 /* Root only: an unprivileged process cannot open any KTR file. */
