@@ -497,9 +497,42 @@ static void format_entry(struct line *l, const struct entry *e)
 			format_int(l, &c, e->args[n++]);
 	}
 }
+
 #pragma GCC diagnostic pop
 
 /* ---- Raw files ------------------------------------------------------ */
+
+/*
+ * Points the entry's %s and %p arguments at their text, which the record
+ * of @size bytes at @rec holds after its @fixed bytes of header and
+ * arguments; exits naming the file and offset if an offset is bad.
+ */
+static void find_strings(struct entry *e, const struct fmt *f,
+			 const unsigned char *rec, size_t fixed, size_t size,
+			 const char *path, size_t off)
+{
+	unsigned int n = 0;
+	struct conv c;
+	const char *p;
+
+	for (p = f->text; *p; p++) {
+		if (*p != '%')
+			continue;
+		p += parse_conv(p, &c) - 1;
+		if (c.kind == K_PERCENT)
+			continue;
+		if (c.kind == K_STR || c.kind == K_PTR) {
+			uint64_t so = e->args[n];
+
+			if (so < fixed || so >= size ||
+			    !memchr(rec + so, '\0', size - so))
+				fatal("%s: offset %zu: argument %u: bad string offset %llu",
+				      path, off, n, (unsigned long long)so);
+			e->str[n] = (const char *)rec + so;
+		}
+		n++;
+	}
+}
 
 /* Parses one CPU's raw file; exits naming the file and offset if bad. */
 static void parse_cpu(struct cpu *cpu, const char *path)
@@ -515,8 +548,8 @@ static void parse_cpu(struct cpu *cpu, const char *path)
 		fatal("%s: offset 0: written on a machine of the other byte order",
 		      path);
 	if (h.magic != KTR_RAW_MAGIC)
-		fatal("%s: offset 0: not a KTR raw file (magic %#" PRIx64 ")",
-		      path, (uint64_t)h.magic);
+		fatal("%s: offset 0: not a KTR raw file (magic %#llx)",
+		      path, (unsigned long long)h.magic);
 	if (h.version != KTR_RAW_VERSION)
 		fatal("%s: offset 8: version %u, this %s reads version %u", path,
 		      h.version, prog, KTR_RAW_VERSION);
@@ -536,10 +569,8 @@ static void parse_cpu(struct cpu *cpu, const char *path)
 		struct entry *e = &cpu->ents[cpu->n];
 		const unsigned char *rec = cpu->data + off;
 		const struct fmt *f;
-		struct conv c;
-		const char *p;
 		size_t fixed;
-		unsigned int i, n = 0;
+		unsigned int i;
 
 		if (cpu->size - off < sizeof(r))
 			fatal("%s: offset %zu: truncated entry (%zu bytes left)",
@@ -570,28 +601,12 @@ static void parse_cpu(struct cpu *cpu, const char *path)
 			e->str[i] = NULL;
 		}
 		/* Strings: where the format has %s or %p, if it is printable. */
-		if (!check_fmt(f)) {
-			for (p = f->text; *p; p++) {
-				if (*p != '%')
-					continue;
-				p += parse_conv(p, &c) - 1;
-				if (c.kind == K_PERCENT)
-					continue;
-				if (c.kind == K_STR || c.kind == K_PTR) {
-					uint64_t so = e->args[n];
-
-					if (so < fixed || so >= r.size ||
-					    !memchr(rec + so, '\0', r.size - so))
-						fatal("%s: offset %zu: argument %u: bad string offset %" PRIu64,
-						      path, off, n, so);
-					e->str[n] = (const char *)rec + so;
-				}
-				n++;
-			}
-		}
+		if (!check_fmt(f))
+			find_strings(e, f, rec, fixed, r.size, path, off);
 		if (cpu->n && e->pos <= cpu->ents[cpu->n - 1].pos)
-			fatal("%s: offset %zu: position %" PRIu64 " does not follow %" PRIu64,
-			      path, off, e->pos, cpu->ents[cpu->n - 1].pos);
+			fatal("%s: offset %zu: position %llu does not follow %llu",
+			      path, off, (unsigned long long)e->pos,
+			      (unsigned long long)cpu->ents[cpu->n - 1].pos);
 		cpu->n++;
 		off += r.size;
 	}
@@ -700,15 +715,15 @@ static void print_entry(struct line *l, const struct entry *e, const struct entr
 	size_t start;
 
 	l->len = 0;
-	lprintf(l, "%u %3" PRIx64 " ", e->cpu, e->pos & (nslots - 1));
+	lprintf(l, "%u %3llx ", e->cpu, (unsigned long long)(e->pos & (nslots - 1)));
 	if (opt.absolute) {
-		lprintf(l, "%" PRIu64 ".%09" PRIu64 " ", e->ts / 1000000000,
-			e->ts % 1000000000);
+		lprintf(l, "%llu.%09llu ", (unsigned long long)(e->ts / 1000000000),
+			(unsigned long long)(e->ts % 1000000000));
 	} else {
 		int64_t d = older ? (int64_t)(e->ts - older->ts) : 0;
 
-		lprintf(l, "%s%*" PRIx64 " ", d < 0 ? "-" : "", d < 0 ? 7 : 8,
-			(uint64_t)(d < 0 ? -d : d));
+		lprintf(l, "%s%*llx ", d < 0 ? "-" : "", d < 0 ? 7 : 8,
+			(unsigned long long)(d < 0 ? -d : d));
 	}
 	if (opt.lines)
 		lprintf(l, "%s:%u ", fmts[e->fmt].file, fmts[e->fmt].line);
@@ -827,9 +842,8 @@ static int follow(void)
 		if (!stop)
 			usleep(opt.interval_ms * 1000);
 	}
-	fprintf(stderr, "%s: %" PRIu64 " entries printed, %" PRIu64
-		" reads found older entries overwritten before they were read\n",
-		prog, printed, missed);
+	fprintf(stderr, "%s: %llu entries printed, %llu reads missed overwritten entries\n",
+		prog, (unsigned long long)printed, (unsigned long long)missed);
 	free(l.buf);
 	return 0;
 }
@@ -949,7 +963,7 @@ int main(int argc, char **argv)
 			opt.interval_ms = strtoul(optarg, &end, 10);
 			if (errno || *end || !*optarg || !opt.interval_ms ||
 			    opt.interval_ms > 3600000) {
-				err_msg("--interval: '%s' is not a number of milliseconds from 1 to 3600000",
+				err_msg("--interval: '%s' is not from 1 to 3600000 ms",
 					optarg);
 				return 1;
 			}
