@@ -382,6 +382,20 @@ static bool conv_wide(const struct conv *c)
 	       c->lmod == 'l' || c->lmod == 'L' || c->lmod == 'z';
 }
 
+/*
+ * Parses the next conversion of @p that takes an argument (any but %%)
+ * into @c. Return: where the text after it starts, NULL if none is left.
+ */
+static const char *next_conv(const char *p, struct conv *c)
+{
+	while ((p = strchr(p, '%'))) {
+		p += parse_conv(p, c);
+		if (c->kind != K_PERCENT)
+			return p;
+	}
+	return NULL;
+}
+
 /* As ktr_check_desc(): NULL if printable, else why not. */
 static const char *check_fmt(const struct fmt *f)
 {
@@ -389,19 +403,13 @@ static const char *check_fmt(const struct fmt *f)
 	struct conv c;
 	const char *p;
 
-	for (p = f->text; *p; p++) {
-		if (*p != '%')
-			continue;
-		p += parse_conv(p, &c) - 1;
-		if (c.kind == K_PERCENT)
-			continue;
+	for (p = f->text; (p = next_conv(p, &c)); n++) {
 		if (c.kind == K_BAD)
 			return "unsupported conversion";
 		if (n >= f->nargs)
 			return "more conversions than arguments";
 		if (conv_wide(&c) != !!(f->wide & (1u << n)))
 			return "argument size does not match the conversion";
-		n++;
 	}
 	if (n != f->nargs)
 		return "fewer conversions than arguments";
@@ -515,22 +523,15 @@ static void find_strings(struct entry *e, const struct fmt *f,
 	struct conv c;
 	const char *p;
 
-	for (p = f->text; *p; p++) {
-		if (*p != '%')
-			continue;
-		p += parse_conv(p, &c) - 1;
-		if (c.kind == K_PERCENT)
-			continue;
-		if (c.kind == K_STR || c.kind == K_PTR) {
-			uint64_t so = e->args[n];
+	for (p = f->text; (p = next_conv(p, &c)); n++) {
+		uint64_t so = e->args[n];
 
-			if (so < fixed || so >= size ||
-			    !memchr(rec + so, '\0', size - so))
-				fatal("%s: offset %zu: argument %u: bad string offset %llu",
-				      path, off, n, (unsigned long long)so);
-			e->str[n] = (const char *)rec + so;
-		}
-		n++;
+		if (c.kind != K_STR && c.kind != K_PTR)
+			continue;
+		if (so < fixed || so >= size || !memchr(rec + so, '\0', size - so))
+			fatal("%s: offset %zu: argument %u: bad string offset %llu",
+			      path, off, n, (unsigned long long)so);
+		e->str[n] = (const char *)rec + so;
 	}
 }
 
@@ -729,7 +730,8 @@ static void print_entry(struct line *l, const struct entry *e, const struct entr
 		lprintf(l, "%s:%u ", fmts[e->fmt].file, fmts[e->fmt].line);
 	start = l->len;
 	format_entry(l, e);
-	/* The kernel cuts the Trace text where its line buffer ends. */
+	/* The kernel's line ends at a NUL (%c of 0), and at its buffer's end. */
+	l->len = start + strnlen(l->buf + start, l->len - start);
 	if (l->len - start > TRACE_MAX)
 		l->len = start + TRACE_MAX;
 	lprintf(l, "\n");
