@@ -66,8 +66,6 @@ struct cpu {
 	struct entry *ents;
 	size_t n;
 	size_t next;		/* merge cursor */
-	uint64_t seen;		/* follow: position after the last entry printed */
-	bool have_seen;
 };
 
 static const char *prog = "ktrdump";
@@ -87,7 +85,7 @@ static struct {
 	unsigned int interval_ms;
 } opt = { .class_mask = ~0ULL, .interval_ms = 200 };
 
-/* Set by SIGINT and SIGTERM; --follow stops at the next read. */
+/* Set by SIGINT and SIGTERM; --follow stops after one last read. */
 static sig_atomic_t stop;
 
 static void __printf(1, 2) err_msg(const char *fmt, ...)
@@ -802,7 +800,8 @@ static int follow(void)
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	print_header();
-	while (!stop) {
+	for (;;) {
+		bool last_read = stop;
 		unsigned int ncpus, j;
 		struct cpu *cpus = load_cpus(opt.dir, &ncpus, false);
 		const struct entry **order;
@@ -841,6 +840,9 @@ static int follow(void)
 		if (last)
 			memset(last_copy.str, 0, sizeof(last_copy.str));
 		free_cpus(cpus, ncpus);
+		if (last_read)
+			break;
+		/* A signal cuts the sleep short; the loop then reads once more. */
 		if (!stop)
 			usleep(opt.interval_ms * 1000);
 	}

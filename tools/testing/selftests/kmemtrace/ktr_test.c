@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -386,6 +387,7 @@ FIXTURE(dec) {
 	uint64_t saved_mask;	/* restored by the teardown */
 	char dir[32];
 	struct view v;
+	pid_t follower;		/* a ktrdump -f the teardown must stop */
 };
 
 FIXTURE_SETUP(dec)
@@ -414,6 +416,10 @@ FIXTURE_TEARDOWN(dec)
 	char buf[32];
 
 	free(self->v.text);
+	if (self->follower > 0) {
+		kill(self->follower, SIGKILL);
+		waitpid(self->follower, NULL, 0);
+	}
 	if (!self->dir[0])
 		return;
 	run("rm -rf %s", self->dir);
@@ -448,29 +454,55 @@ TEST_F(dec, decoder_matches_text_view)
 	EXPECT_EQ(0, run("test $(%s -m dev %s/cap | wc -l) = 4", ktrdump, d));
 }
 
+/* Wait up to 10 s for a file in @dir to hold at least @lines lines. */
+static bool wait_lines(const char *dir, const char *name, int lines)
+{
+	int tries, n = 0;
+
+	for (tries = 0; tries < 100; tries++) {
+		char *s = read_in(dir, name), *p;
+
+		n = 0;
+		for (p = s; p && *p; p++)
+			n += *p == '\n';
+		free(s);
+		if (n >= lines)
+			return true;
+		usleep(100000);
+	}
+	return false;
+}
+
 /* --follow prints what is there, then new entries as they come. */
 TEST_F(dec, decoder_follow)
 {
 	const int nf = ARRAY_SIZE(fired);
 	const char *d = self->dir;
-	char *out, *err = NULL, *lines[64];
-	int i, n, tries;
+	char out_path[64], err_path[64];
+	char *out, *err, *lines[64];
+	int i, n, status;
 
 	ASSERT_EQ(0, write_str(KTR_DIR "/mask", FIRED_CLASSES));
-	ASSERT_EQ(0, run("%s -f -i 20 > %s/out 2> %s/err & echo $! > %s/pid",
-			 ktrdump, d, d, d));
-	usleep(300000);
-	ASSERT_EQ(0, write_str(KTR_DIR "/selftest", "fire"));
-	usleep(500000);
-	ASSERT_EQ(0, run("kill -TERM $(cat %s/pid)", d));
-	/* It says how much it printed as it exits. */
-	for (tries = 0; tries < 50; tries++) {
-		free(err);
-		err = read_in(d, "err");
-		if (err && strstr(err, "entries printed"))
-			break;
-		usleep(100000);
+	snprintf(out_path, sizeof(out_path), "%s/out", d);
+	snprintf(err_path, sizeof(err_path), "%s/err", d);
+	self->follower = fork();
+	ASSERT_LE(0, self->follower);
+	if (!self->follower) {
+		if (!freopen(out_path, "w", stdout) || !freopen(err_path, "w", stderr))
+			_exit(127);
+		execlp(ktrdump, ktrdump, "-f", "-i", "20", (char *)NULL);
+		_exit(127);
 	}
+	/* The 2 header lines and the 12 entries already there, then 12 more. */
+	ASSERT_TRUE(wait_lines(d, "out", 2 + nf));
+	ASSERT_EQ(0, write_str(KTR_DIR "/selftest", "fire"));
+	ASSERT_TRUE(wait_lines(d, "out", 2 + 2 * nf));
+	/* It reads once more on SIGTERM and says how much it printed. */
+	ASSERT_EQ(0, kill(self->follower, SIGTERM));
+	ASSERT_EQ(self->follower, waitpid(self->follower, &status, 0));
+	self->follower = 0;
+	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
+	err = read_in(d, "err");
 	ASSERT_NE(NULL, err);
 	EXPECT_NE(NULL, strstr(err, ": 24 entries printed")) TH_LOG("stderr: %s", err);
 	free(err);
