@@ -1,0 +1,740 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kselftests for kmemtrace allocation events: the known allocations of
+ * debugfs kmemtrace/alloc_selftest, captured with kmemtraced and checked
+ * event by event (call site, pointer, sizes, GFP flags, node, context,
+ * alloc/free pairing), the capture checked by kmemtrace-check, loss
+ * accounted exactly, and the control files.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../kselftest_harness.h"
+#include "../../../kmemtrace/kmt_events.h"
+
+#define KMT_DIR		"/sys/kernel/debug/kmemtrace"
+#define TRIGGER		KMT_DIR "/alloc_selftest"
+
+static char tool_dir[PATH_MAX - 64];
+
+/* The tools built beside this test, else the ones on PATH. */
+static const char *tool(const char *name, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/%s", tool_dir, name);
+	if (!access(buf, X_OK))
+		return buf;
+	snprintf(buf, len, "%s", name);
+	return buf;
+}
+
+static void find_tools(void)
+{
+	ssize_t n = readlink("/proc/self/exe", tool_dir, sizeof(tool_dir) - 1);
+	char *slash;
+
+	tool_dir[n > 0 ? n : 0] = '\0';
+	slash = strrchr(tool_dir, '/');
+	if (slash)
+		*slash = '\0';
+}
+
+static char *read_file(const char *path, size_t *lenp)
+{
+	size_t cap = 65536, len = 0;
+	char *buf = malloc(cap + 1);
+	int fd = open(path, O_RDONLY);
+	ssize_t n;
+
+	if (fd < 0 || !buf) {
+		free(buf);
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	while ((n = read(fd, buf + len, cap - len)) > 0) {
+		len += n;
+		if (len == cap) {
+			cap *= 2;
+			buf = realloc(buf, cap + 1);
+			if (!buf)
+				break;
+		}
+	}
+	close(fd);
+	if (!buf)
+		return NULL;
+	buf[len] = '\0';
+	if (lenp)
+		*lenp = len;
+	return buf;
+}
+
+static int write_str(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = write(fd, s, strlen(s));
+	close(fd);
+	return n == (ssize_t)strlen(s) ? 0 : -errno;
+}
+
+static int __printf(1, 2) run(const char *fmt, ...)
+{
+	char cmd[4096];
+	va_list ap;
+	int st;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	st = system(cmd);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* Text symbols of a capture's kallsyms, sorted by address. */
+struct sym {
+	unsigned long long addr;
+	char name[128];
+};
+
+static int cmp_sym(const void *a, const void *b)
+{
+	const struct sym *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+static struct sym *load_syms(const char *path, size_t *n)
+{
+	char *text = read_file(path, NULL), *line, *save;
+	struct sym *syms = NULL;
+	size_t cap = 0;
+
+	*n = 0;
+	if (!text)
+		return NULL;
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char type, name[128];
+		unsigned long long addr;
+
+		if (sscanf(line, "%llx %c %127s", &addr, &type, name) != 3 ||
+		    (type != 't' && type != 'T'))
+			continue;
+		if (*n == cap) {
+			cap = cap ? cap * 2 : 65536;
+			syms = realloc(syms, cap * sizeof(*syms));
+			if (!syms)
+				break;
+		}
+		syms[*n].addr = addr;
+		snprintf(syms[*n].name, sizeof(syms[*n].name), "%s", name);
+		(*n)++;
+	}
+	free(text);
+	if (syms)
+		qsort(syms, *n, sizeof(*syms), cmp_sym);
+	return syms;
+}
+
+/* The function holding @addr, without a .constprop/.isra suffix. */
+static const char *resolve(const struct sym *syms, size_t n, unsigned long long addr,
+			   char *buf, size_t len)
+{
+	size_t lo = 0, hi = n;
+	char *dot;
+
+	while (hi - lo > 1) {
+		size_t mid = (lo + hi) / 2;
+
+		if (syms[mid].addr <= addr)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	if (!n || syms[lo].addr > addr)
+		return "?";
+	snprintf(buf, len, "%s", syms[lo].name);
+	dot = strchr(buf, '.');
+	if (dot)
+		*dot = '\0';
+	return buf;
+}
+
+/* All events of a capture, ordered by sequence number. */
+static int cmp_event(const void *a, const void *b)
+{
+	const struct kmt_event *x = a, *y = b;
+
+	return kmt_seq_after(y->seq, x->seq) ? -1 : x->seq != y->seq;
+}
+
+static struct kmt_event *load_events(const char *dir, size_t *n)
+{
+	struct kmt_event *ev = NULL;
+	size_t cap = 0;
+	int cpu;
+
+	*n = 0;
+	for (cpu = 0; cpu < 64; cpu++) {
+		char path[PATH_MAX];
+		size_t len, off = 0;
+		unsigned char *buf;
+
+		snprintf(path, sizeof(path), "%s/cpu%d", dir, cpu);
+		buf = (unsigned char *)read_file(path, &len);
+		if (!buf)
+			continue;
+		while (off < len) {
+			if (*n == cap) {
+				cap = cap ? cap * 2 : 65536;
+				ev = realloc(ev, cap * sizeof(*ev));
+				if (!ev)
+					return NULL;
+			}
+			if (kmt_decode(buf + off, len - off, false, &ev[*n]))
+				break;
+			off += ev[*n].size;
+			(*n)++;
+		}
+		free(buf);
+	}
+	if (ev)
+		qsort(ev, *n, sizeof(*ev), cmp_event);
+	return ev;
+}
+
+static unsigned long long stat_of(const char *key)
+{
+	char *s = read_file(KMT_DIR "/stats", NULL), *p;
+	unsigned long long v = ~0ULL;
+	size_t kl = strlen(key);
+
+	for (p = s; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+		if (!strncmp(p, key, kl) && p[kl] == ' ') {
+			v = strtoull(p + kl + 1, NULL, 10);
+			break;
+		}
+	free(s);
+	return v;
+}
+
+FIXTURE(alloc) {
+	char dir[32];
+	char enable[8];
+	char mask[32];
+	pid_t daemon;
+};
+
+FIXTURE_SETUP(alloc)
+{
+	char *s;
+
+	self->dir[0] = '\0';
+	self->daemon = 0;
+	if (access(TRIGGER, W_OK))
+		SKIP(return, "%s: %s (needs CONFIG_KMEMTRACE_ALLOC_SELFTEST and root)",
+		     TRIGGER, strerror(errno));
+	find_tools();
+	s = read_file(KMT_DIR "/enable", NULL);
+	ASSERT_NE(NULL, s);
+	snprintf(self->enable, sizeof(self->enable), "%s", s);
+	free(s);
+	s = read_file(KMT_DIR "/mask", NULL);
+	ASSERT_NE(NULL, s);
+	snprintf(self->mask, sizeof(self->mask), "%s", s);
+	free(s);
+	ASSERT_EQ(0, write_str(KMT_DIR "/enable", "0"));
+	/* Drain what earlier tests or the boot left, so as not to mix it in. */
+	ASSERT_EQ(0, run("for f in " KMT_DIR "/cpu*; do cat $f > /dev/null; done"));
+	snprintf(self->dir, sizeof(self->dir), "/tmp/alloc_test.XXXXXX");
+	ASSERT_NE(NULL, mkdtemp(self->dir));
+}
+
+FIXTURE_TEARDOWN(alloc)
+{
+	if (self->daemon > 0) {
+		kill(self->daemon, SIGKILL);
+		waitpid(self->daemon, NULL, 0);
+	}
+	write_str(KMT_DIR "/mask", self->mask);
+	write_str(KMT_DIR "/enable", self->enable);
+	if (self->dir[0])
+		run("rm -rf %s", self->dir);
+}
+
+/* Starts kmemtraced -e on DIR/cap and waits until tracing is on. */
+static pid_t start_capture(struct __test_metadata *_metadata, const char *dir,
+			   const char *seconds)
+{
+	char bin[PATH_MAX], out[PATH_MAX], log[PATH_MAX];
+	int tries;
+	pid_t pid;
+
+	snprintf(out, sizeof(out), "%s/cap", dir);
+	snprintf(log, sizeof(log), "%s/kmemtraced.out", dir);
+	tool("kmemtraced", bin, sizeof(bin));
+	pid = fork();
+	if (!pid) {
+		if (!freopen(log, "w", stdout) || dup2(1, 2) < 0)
+			_exit(127);
+		execlp(bin, bin, "-e", "-q", "-t", seconds, "-o", out, (char *)NULL);
+		_exit(127);
+	}
+	for (tries = 0; pid > 0 && tries < 100; tries++) {
+		char *s = read_file(KMT_DIR "/enable", NULL);
+		bool on = s && s[0] == '1';
+
+		free(s);
+		if (on)
+			break;
+		usleep(50000);
+	}
+	return pid;
+}
+
+/* Every event of the trigger, as the trigger says it must be. */
+TEST_F(alloc, selftest_events_exact)
+{
+	char cap[64], path[PATH_MAX], buf[256];
+	char *report, *line, *save;
+	struct kmt_event *ev;
+	size_t nev, nsyms, next = 0;
+	struct sym *syms;
+	int status, checked = 0;
+	unsigned long long first;
+
+	self->daemon = start_capture(_metadata, self->dir, "3");
+	ASSERT_LT(0, self->daemon);
+	/* Only what comes after: this task allocated before, too. */
+	first = stat_of("events");
+	ASSERT_EQ(0, write_str(TRIGGER, "run"));
+	ASSERT_EQ(self->daemon, waitpid(self->daemon, &status, 0));
+	self->daemon = 0;
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+
+	snprintf(cap, sizeof(cap), "%s/cap", self->dir);
+	snprintf(path, sizeof(path), "%s/kallsyms", cap);
+	syms = load_syms(path, &nsyms);
+	ASSERT_NE(NULL, syms);
+	ASSERT_LT((size_t)1000, nsyms);
+	ev = load_events(cap, &nev);
+	ASSERT_NE(NULL, ev);
+	report = read_file(TRIGGER, NULL);
+	ASSERT_NE(NULL, report);
+
+	for (line = strtok_r(report, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		unsigned long long ptr, req = 0, alloc = 0;
+		unsigned int type, gfp = 0, ctx;
+		char what[8], func[64];
+		int node = 0, id, fields;
+		bool in_irq;
+		size_t i;
+
+		if (!strncmp(line, "alloc ", 6)) {
+			fields = sscanf(line, "%7s %u %63s %llx %llu %llu %x %d %u", what, &type,
+					func, &ptr, &req, &alloc, &gfp, &node, &ctx);
+			ASSERT_EQ(9, fields) TH_LOG("line: %s", line);
+			id = KMEMTRACE_EVENT_ALLOC;
+		} else {
+			fields = sscanf(line, "%7s %u %63s %llx %u", what, &type, func, &ptr, &ctx);
+			ASSERT_EQ(5, fields) TH_LOG("line: %s", line);
+			id = KMEMTRACE_EVENT_FREE;
+		}
+		/*
+		 * The next event of this kind for this pointer made by this
+		 * task since it wrote "run": the pointer may have been used
+		 * before. An interrupt's event has pid 0: it is told from
+		 * other interrupts' by its call site too.
+		 */
+		in_irq = ctx & (KMEMTRACE_CTX_HARDIRQ | KMEMTRACE_CTX_SOFTIRQ);
+		for (i = next; i < nev; i++)
+			if ((int)((unsigned int)ev[i].seq - (unsigned int)first) >= 0 &&
+			    ev[i].event_id == id && ev[i].type_id == type && ev[i].ptr == ptr &&
+			    ev[i].has_pid && ev[i].pid == (in_irq ? 0 : getpid()) &&
+			    (!in_irq || !strcmp(func, resolve(syms, nsyms, ev[i].call_site,
+								buf, sizeof(buf)))))
+				break;
+		ASSERT_LT(i, nev) TH_LOG("no event for \"%s\"", line);
+		next = i + 1;
+		if (strcmp(func, "*"))
+			EXPECT_STREQ(func, resolve(syms, nsyms, ev[i].call_site, buf, sizeof(buf)))
+				TH_LOG("call site of \"%s\"", line);
+		EXPECT_TRUE(ev[i].has_ctx);
+		EXPECT_EQ(ctx, (unsigned int)ev[i].ctx) TH_LOG("context of \"%s\"", line);
+		EXPECT_TRUE(ev[i].has_time);
+		EXPECT_TRUE(ev[i].has_pid);
+		if (id == KMEMTRACE_EVENT_ALLOC) {
+			EXPECT_EQ(req, ev[i].bytes_req) TH_LOG("\"%s\"", line);
+			EXPECT_EQ(alloc, ev[i].bytes_alloc) TH_LOG("\"%s\"", line);
+			EXPECT_EQ(gfp, ev[i].gfp_flags) TH_LOG("\"%s\"", line);
+			EXPECT_EQ(-1, ev[i].target_cpu);
+			EXPECT_TRUE(ev[i].has_node);
+			EXPECT_EQ(node, ev[i].node) TH_LOG("\"%s\"", line);
+			EXPECT_LE(req, alloc);
+		} else {
+			/* 24 bytes and the time, pid and context features. */
+			EXPECT_EQ(KMT_HDR_SIZE + 11 + 7 + 4, (unsigned int)ev[i].size);
+		}
+		checked++;
+	}
+	/*
+	 * Every type, allocations and frees, kvmalloc() and kvfree(), hard
+	 * IRQ and softirq: 17 allocations, 17 frees.
+	 */
+	EXPECT_EQ(34, checked);
+	free(report);
+	free(ev);
+	free(syms);
+
+	EXPECT_EQ(0, run("%s %s > %s/check.out 2>&1", tool("kmemtrace-check", path, sizeof(path)),
+			 cap, self->dir));
+	EXPECT_EQ(0, run("grep -qx CLEAN %s/check.out", self->dir));
+}
+
+/*
+ * Full buffers and no reader: every event of a storm is either in a
+ * buffer or counted lost, total_overruns grows by the bytes lost, and
+ * kmemtrace-check finds the gaps.
+ */
+TEST_F(alloc, overruns_accounted_exactly)
+{
+	unsigned long long e0, e1, l0, l1, b0, b1, o0, o1, kept = 0;
+	char cap[64], bin[PATH_MAX], *s;
+	struct kmt_event *ev;
+	size_t nev, i;
+
+	e0 = stat_of("events");
+	l0 = stat_of("lost_events");
+	b0 = stat_of("lost_bytes");
+	s = read_file(KMT_DIR "/total_overruns", NULL);
+	ASSERT_NE(NULL, s);
+	o0 = strtoull(s, NULL, 10);
+	free(s);
+	ASSERT_EQ(0, write_str(KMT_DIR "/enable", "1"));
+	ASSERT_EQ(0, write_str(TRIGGER, "storm 200000"));
+	ASSERT_EQ(0, write_str(KMT_DIR "/enable", "0"));
+	e1 = stat_of("events");
+	l1 = stat_of("lost_events");
+	b1 = stat_of("lost_bytes");
+	s = read_file(KMT_DIR "/total_overruns", NULL);
+	ASSERT_NE(NULL, s);
+	o1 = strtoull(s, NULL, 10);
+	free(s);
+	ASSERT_LT(l0, l1) TH_LOG("a 400000-event storm did not overrun the buffers");
+	EXPECT_EQ(o1 - o0, b1 - b0);
+	/* At least the smallest event's size for every event lost. */
+	EXPECT_LE((l1 - l0) * (KMT_HDR_SIZE + 11 + 7 + 4), b1 - b0);
+
+	/* Tracing is off: the capture holds all that was kept. */
+	snprintf(cap, sizeof(cap), "%s/cap", self->dir);
+	ASSERT_EQ(0, run("%s -q -t 1 -o %s > %s/d.out 2>&1",
+			 tool("kmemtraced", bin, sizeof(bin)), cap, self->dir));
+	ev = load_events(cap, &nev);
+	ASSERT_NE(NULL, ev);
+	for (i = 0; i < nev; i++)
+		if ((unsigned int)ev[i].seq - (unsigned int)e0 < e1 - e0)
+			kept++;
+	free(ev);
+	/* Nothing lost silently: kept + counted = numbered. */
+	EXPECT_EQ(e1 - e0, kept + (l1 - l0)) TH_LOG("kept %llu, lost %llu", kept, l1 - l0);
+	EXPECT_LT(0ULL, kept);
+
+	/* The checker finds exactly those: the gaps and the tail. */
+	EXPECT_EQ(1, run("%s %s > %s/check.out 2>&1", tool("kmemtrace-check", bin, sizeof(bin)),
+			 cap, self->dir));
+	EXPECT_EQ(0, run("grep -qx 'LOSSY: %llu events lost' %s/check.out", l1 - l0, self->dir))
+		TH_LOG("the kernel lost %llu", l1 - l0);
+}
+
+/* One (kind, call site, pointer, gfp) and what its events add up to. */
+struct agg {
+	int kind;		/* 0 kmalloc, 1 kmem_cache_alloc, 2 kfree, 3 kmem_cache_free */
+	unsigned long long site, ptr, gfp;
+	unsigned long long hits, req, alloc;
+};
+
+struct aggs {
+	struct agg *a;
+	size_t n, cap;
+};
+
+static struct agg *agg_get(struct aggs *t, int kind, unsigned long long site,
+			   unsigned long long ptr, unsigned long long gfp)
+{
+	size_t i;
+
+	for (i = 0; i < t->n; i++)
+		if (t->a[i].kind == kind && t->a[i].site == site && t->a[i].ptr == ptr &&
+		    t->a[i].gfp == gfp)
+			return &t->a[i];
+	if (t->n == t->cap) {
+		t->cap = t->cap ? 2 * t->cap : 1024;
+		t->a = realloc(t->a, t->cap * sizeof(*t->a));
+		if (!t->a)
+			return NULL;
+	}
+	memset(&t->a[t->n], 0, sizeof(t->a[0]));
+	t->a[t->n].kind = kind;
+	t->a[t->n].site = site;
+	t->a[t->n].ptr = ptr;
+	t->a[t->n].gfp = gfp;
+	return &t->a[t->n++];
+}
+
+static const struct agg *agg_find(const struct aggs *t, const struct agg *k)
+{
+	size_t i;
+
+	for (i = 0; i < t->n; i++)
+		if (t->a[i].kind == k->kind && t->a[i].site == k->site &&
+		    t->a[i].ptr == k->ptr && t->a[i].gfp == k->gfp)
+			return &t->a[i];
+	return NULL;
+}
+
+static unsigned long long hist_field(const char *line, const char *name)
+{
+	char key[40];
+	const char *p;
+
+	snprintf(key, sizeof(key), "%s:", name);
+	p = strstr(line, key);
+	return p ? strtoull(p + strlen(key), NULL, 0) : 0;
+}
+
+/* Adds an event's hist file to @t; returns the "Dropped:" count, or -1. */
+static long read_hist(const char *event, int kind, struct aggs *t)
+{
+	char path[PATH_MAX], *text, *line, *save;
+	long dropped = -1;
+
+	snprintf(path, sizeof(path), "/sys/kernel/tracing/events/kmem/%s/hist", event);
+	text = read_file(path, NULL);
+	if (!text)
+		return -1;
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		struct agg *a;
+
+		if (sscanf(line, " Dropped: %ld", &dropped) == 1)
+			continue;
+		if (line[0] != '{' || !strstr(line, "hitcount:"))
+			continue;
+		a = agg_get(t, kind, hist_field(line, "call_site"), hist_field(line, "ptr"),
+			    hist_field(line, "gfp_flags"));
+		if (!a)
+			break;
+		a->hits += hist_field(line, "hitcount");
+		a->req += hist_field(line, "bytes_req");
+		a->alloc += hist_field(line, "bytes_alloc");
+	}
+	free(text);
+	return dropped;
+}
+
+static const char * const xc_events[] = {
+	"kmalloc", "kmem_cache_alloc", "kfree", "kmem_cache_free"
+};
+
+static const char *kind_name(int kind)
+{
+	return kind >= 0 && kind < (int)ARRAY_SIZE(xc_events) ? xc_events[kind] : "?";
+}
+
+static int xc_trace(int enable)
+{
+	static const char * const triggers[] = {
+		"hist:keys=call_site,ptr,gfp_flags:vals=bytes_req,bytes_alloc:size=8192",
+		"hist:keys=call_site,ptr,gfp_flags:vals=bytes_req,bytes_alloc:size=8192",
+		"hist:keys=call_site,ptr:size=8192",
+		"hist:keys=call_site,ptr:size=8192",
+	};
+	/* Task context only: kmemtrace has no pid for an interrupt's events. */
+	static const char filter[] = " if !(common_flags & 0x18)";
+	char path[PATH_MAX], buf[256];
+	size_t i;
+	int ret = 0;
+
+	for (i = 0; i < ARRAY_SIZE(xc_events); i++) {
+		snprintf(path, sizeof(path), "/sys/kernel/tracing/events/kmem/%s/trigger",
+			 xc_events[i]);
+		snprintf(buf, sizeof(buf), "%s%s%s", enable ? "" : "!", triggers[i], filter);
+		if (write_str(path, buf) && enable)
+			ret = -1;
+	}
+	return ret;
+}
+
+/*
+ * The kernel's own kmem trace events and kmemtrace, on the same
+ * workload in one boot: a child that allocates only while both watch it.
+ * Every (call site, pointer, gfp) ftrace saw, kmemtrace saw as often,
+ * with the same bytes, and the other way round. Bulk calls, which have
+ * no trace event, are left out of kmemtrace's side.
+ */
+TEST_F(alloc, crosscheck_ftrace)
+{
+	int go[2], done[2], status, i;
+	unsigned long long end, hits;
+	struct aggs ft = { 0 }, kt = { 0 };
+	char cap[64], buf[64], c = 0;
+	struct kmt_event *ev;
+	size_t nev, k;
+	pid_t w;
+
+	if (access("/sys/kernel/tracing/events", F_OK))
+		mount("nodev", "/sys/kernel/tracing", "tracefs", 0, NULL);
+	if (access("/sys/kernel/tracing/events/kmem/kmalloc/hist", R_OK))
+		SKIP(return, "no hist file for kmem:kmalloc (needs CONFIG_HIST_TRIGGERS)");
+	ASSERT_EQ(0, pipe(go));
+	ASSERT_EQ(0, pipe(done));
+	w = fork();
+	ASSERT_LE(0, w);
+	if (!w) {
+		/* The workload: allocations of every kind, from this task. */
+		if (read(go[0], &c, 1) != 1)
+			_exit(1);
+		write_str(TRIGGER, "run");
+		write_str(TRIGGER, "storm 2000");
+		free(read_file("/proc/self/status", NULL));
+		free(read_file(KMT_DIR "/stats", NULL));
+		if (write(done[1], &c, 1) != 1)
+			_exit(1);
+		(void)!read(go[0], &c, 1);
+		_exit(0);
+	}
+	/* The hist maps allocate thousands of entries: before kmemtrace runs. */
+	snprintf(buf, sizeof(buf), "%d", w);
+	ASSERT_EQ(0, write_str("/sys/kernel/tracing/set_event_pid", buf));
+	ASSERT_EQ(0, xc_trace(1)) TH_LOG("cannot set the hist triggers");
+	self->daemon = start_capture(_metadata, self->dir, "60");
+	ASSERT_LT(0, self->daemon);
+	ASSERT_EQ(1, write(go[1], &c, 1));
+	ASSERT_EQ(1, read(done[0], &c, 1));
+	/* The child is blocked: read what ftrace saw, then let it go. */
+	for (i = 0; i < (int)ARRAY_SIZE(xc_events); i++) {
+		long dropped = read_hist(xc_events[i], i, &ft);
+
+		EXPECT_EQ(0, dropped) TH_LOG("%s dropped", kind_name(i));
+	}
+	/* What the child does from here on (exiting) only kmemtrace sees. */
+	end = stat_of("events");
+	/* kmemtraced stops tracing and drains, then the maps are freed. */
+	ASSERT_EQ(0, kill(self->daemon, SIGINT));
+	ASSERT_EQ(self->daemon, waitpid(self->daemon, &status, 0));
+	self->daemon = 0;
+	EXPECT_EQ(0, status) run("cat %s/kmemtraced.out " KMT_DIR "/stats >&2", self->dir);
+	xc_trace(0);
+	write_str("/sys/kernel/tracing/set_event_pid", "");
+	ASSERT_EQ(1, write(go[1], &c, 1));
+	ASSERT_EQ(w, waitpid(w, &status, 0));
+	EXPECT_EQ(0, status);
+
+	snprintf(cap, sizeof(cap), "%s/cap", self->dir);
+	ev = load_events(cap, &nev);
+	ASSERT_NE(NULL, ev);
+	for (k = 0; k < nev; k++) {
+		struct kmt_event *e = &ev[k];
+		int kind = e->type_id + (e->event_id == KMEMTRACE_EVENT_FREE ? 2 : 0);
+		struct agg *a;
+
+		if (e->pid != w || (e->ctx & (KMEMTRACE_CTX_HARDIRQ | KMEMTRACE_CTX_SOFTIRQ |
+					     KMEMTRACE_CTX_BULK)) ||
+		    e->type_id == KMEMTRACE_TYPE_PAGES ||
+		    (int)((unsigned int)e->seq - (unsigned int)end) >= 0)
+			continue;
+		a = agg_get(&kt, kind, e->call_site, e->ptr,
+			    e->event_id == KMEMTRACE_EVENT_ALLOC ? e->gfp_flags : 0);
+		ASSERT_NE(NULL, a);
+		a->hits++;
+		a->req += e->bytes_req;
+		a->alloc += e->bytes_alloc;
+	}
+	free(ev);
+
+	/* The storm alone is 4000 events: the comparison is not empty. */
+	EXPECT_LT((size_t)10, ft.n);
+	for (k = 0, hits = 0; k < ft.n; k++)
+		hits += ft.a[k].hits;
+	ksft_print_msg("crosscheck: %zu (kind, call site, pointer, gfp) keys, %llu ftrace events\n",
+		       ft.n, hits);
+	for (k = 0; k < ft.n; k++) {
+		const struct agg *f = &ft.a[k], *m = agg_find(&kt, f);
+
+		EXPECT_NE(NULL, m) TH_LOG("%s at %#llx ptr %#llx gfp %#llx: ftrace only",
+					  kind_name(f->kind), f->site, f->ptr, f->gfp);
+		if (!m)
+			continue;
+		EXPECT_EQ(f->hits, m->hits) TH_LOG("%s at %#llx ptr %#llx", kind_name(f->kind),
+						   f->site, f->ptr);
+		EXPECT_EQ(f->req, m->req);
+		EXPECT_EQ(f->alloc, m->alloc);
+	}
+	for (k = 0; k < kt.n; k++) {
+		const struct agg *m = &kt.a[k];
+
+		EXPECT_NE(NULL, agg_find(&ft, m))
+			TH_LOG("%s at %#llx ptr %#llx gfp %#llx: kmemtrace only",
+			       kind_name(m->kind), m->site, m->ptr, m->gfp);
+	}
+	free(ft.a);
+	free(kt.a);
+}
+
+/* The control files: modes, bad writes refused, state unchanged. */
+TEST_F(alloc, control_files)
+{
+	static const char * const ro[] = { "abi_version", "total_overruns", "stats", "cpu0" };
+	char path[PATH_MAX], *s;
+	struct stat st;
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(ro); i++) {
+		snprintf(path, sizeof(path), KMT_DIR "/%s", ro[i]);
+		ASSERT_EQ(0, stat(path, &st)) TH_LOG("%s", path);
+		EXPECT_EQ((mode_t)0400, st.st_mode & 07777) TH_LOG("%s", path);
+		EXPECT_EQ((uid_t)0, st.st_uid);
+	}
+	ASSERT_EQ(0, stat(KMT_DIR "/enable", &st));
+	EXPECT_EQ((mode_t)0600, st.st_mode & 07777);
+	s = read_file(KMT_DIR "/abi_version", NULL);
+	ASSERT_NE(NULL, s);
+	EXPECT_EQ(KMEMTRACE_ABI_VERSION, atoi(s));
+	free(s);
+
+	EXPECT_EQ(-EINVAL, write_str(KMT_DIR "/enable", "2"));
+	EXPECT_EQ(-EINVAL, write_str(KMT_DIR "/enable", "yes please"));
+	s = read_file(KMT_DIR "/enable", NULL);
+	ASSERT_NE(NULL, s);
+	EXPECT_STREQ("0\n", s);
+	free(s);
+
+	EXPECT_EQ(-EINVAL, write_str(KMT_DIR "/mask", "0x1"));
+	EXPECT_EQ(-EINVAL, write_str(KMT_DIR "/mask", "kmalloc"));
+	EXPECT_EQ(0, write_str(KMT_DIR "/mask", "0x10000"));
+	s = read_file(KMT_DIR "/mask", NULL);
+	ASSERT_NE(NULL, s);
+	EXPECT_STREQ("0x10000\n", s);
+	free(s);
+	EXPECT_EQ(-EINVAL, write_str(KMT_DIR "/mask", "0x100000"));
+	s = read_file(KMT_DIR "/mask", NULL);
+	ASSERT_NE(NULL, s);
+	EXPECT_STREQ("0x10000\n", s);
+	free(s);
+}
+
+TEST_HARNESS_MAIN
