@@ -6,9 +6,13 @@
  * every event: ids, sizes, feature records, bytes allocated >= requested
  * > 0, sequence numbers increasing in each CPU file (with wraparound)
  * and unique across them. The sequence numbers missing from the union of
- * the files are the events the kernel lost; they are reported as ranges,
+ * the files, inside the window the capture covers (from start_seq, read
+ * before the readers started, to drain_seq, read when the final drain
+ * began), are the events the kernel lost; they are reported as ranges,
  * and for a complete capture (kmemtraced -e) compared with what the
- * kernel counted.
+ * kernel counted. Events outside the window (left in the buffers from
+ * before, or numbered while the readers drained) are counted, not
+ * judged. Events with ids from a newer ABI are skipped by their size.
  *
  * Exit status: 0 clean, 1 lossy (events lost, none corrupt), 2 corrupt,
  * 3 the capture cannot be read or bad usage.
@@ -36,7 +40,8 @@ struct meta {
 	int word_size;
 	bool complete;
 	bool stopped;
-	__u64 start_seq, end_seq;
+	bool have_start, have_drain, have_end;
+	__u64 start_seq, drain_seq, end_seq;
 	__u64 start_lost, end_lost;
 	char files[MAX_CPUS][16];
 	int nfiles;
@@ -140,8 +145,13 @@ static void read_meta(const char *dir, struct meta *m)
 			m->stopped = atoi(val) == 1;
 		} else if (!strcmp(key, "start_seq")) {
 			m->start_seq = strtoull(val, NULL, 10);
+			m->have_start = true;
+		} else if (!strcmp(key, "drain_seq")) {
+			m->drain_seq = strtoull(val, NULL, 10);
+			m->have_drain = true;
 		} else if (!strcmp(key, "end_seq")) {
 			m->end_seq = strtoull(val, NULL, 10);
+			m->have_end = true;
 		} else if (!strcmp(key, "start_lost_events")) {
 			m->start_lost = strtoull(val, NULL, 10);
 		} else if (!strcmp(key, "end_lost_events")) {
@@ -194,7 +204,7 @@ static int cmp_seen(const void *a, const void *b)
 }
 
 struct totals {
-	__u64 events, allocs, frees, bytes;
+	__u64 events, allocs, frees, bytes, unknown;
 	__u64 by_type[3];
 };
 
@@ -225,7 +235,9 @@ static void check_file(const char *dir, const struct meta *m, int fi, bool *have
 			corrupt("%s: offset %zu: %s", path, off, why);
 			break;
 		}
-		if (e.event_id == KMEMTRACE_EVENT_ALLOC) {
+		if (e.unknown) {
+			t->unknown++;
+		} else if (e.event_id == KMEMTRACE_EVENT_ALLOC) {
 			if (e.bytes_req == 0)
 				corrupt("%s: offset %zu: seq %d: requested bytes is 0", path, off,
 					e.seq);
@@ -253,7 +265,8 @@ static void check_file(const char *dir, const struct meta *m, int fi, bool *have
 		prev = e.seq;
 		prev_u = u;
 		t->events++;
-		t->by_type[e.type_id]++;
+		if (!e.unknown)
+			t->by_type[e.type_id]++;
 		off += e.size;
 	}
 	t->bytes += len;
@@ -278,7 +291,8 @@ int main(int argc, char **argv)
 		{ }
 	};
 	struct totals t = { 0 };
-	__u64 lost = 0, ranges = 0;
+	__u64 lost = 0, ranges = 0, before = 0, after = 0;
+	__s64 lo, hi, prev;
 	bool have_ref = false;
 	struct meta m;
 	int32_t ref = 0;
@@ -305,39 +319,67 @@ int main(int argc, char **argv)
 	}
 	dir = argv[optind];
 	read_meta(dir, &m);
+	/* Numbers are unwrapped around start_seq, or the first event's. */
+	if (m.have_start) {
+		ref = (int32_t)(uint32_t)m.start_seq;
+		have_ref = true;
+	}
 	for (fi = 0; fi < m.nfiles; fi++)
 		check_file(dir, &m, fi, &have_ref, &ref, &t);
 
 	qsort(seen, nseen, sizeof(*seen), cmp_seen);
-	for (i = 1; i < nseen; i++) {
-		__s64 a = seen[i - 1].seq, b = seen[i].seq;
-
-		if (a == b) {
-			corrupt("seq %lld is in both %s and %s", b,
+	for (i = 1; i < nseen; i++)
+		if (seen[i - 1].seq == seen[i].seq)
+			corrupt("seq %lld is in both %s and %s", seen[i].seq,
 				m.files[seen[i - 1].file], m.files[seen[i].file]);
-		} else if (b > a + 1) {
-			if (verbose || ranges < 20)
-				printf("lost: seq %lld-%lld (%lld events)\n",
-				       a + 1, b - 1, b - a - 1);
-			ranges++;
-			lost += b - a - 1;
-		}
-	}
-	/*
-	 * Tracing was off before the final drain: what was numbered after
-	 * the last event captured, up to end_seq, was lost too.
-	 */
-	if (m.stopped && nseen) {
-		__s64 last = seen[nseen - 1].seq;
-		__u32 tail = (__u32)m.end_seq - (__u32)(last + 1);
 
-		if (tail && tail < 0x80000000U) {
-			if (verbose || ranges < 20)
-				printf("lost: seq %lld-%lld (%u events, after the last captured)\n",
-				       last + 1, last + tail, tail);
-			ranges++;
-			lost += tail;
+	/*
+	 * The window the readers covered, unwrapped like the events' numbers
+	 * around the first one: from start_seq, without which from the first
+	 * event, to drain_seq; a capture from before drain_seq existed ends
+	 * at end_seq if tracing was off for the drain, else at its last event.
+	 */
+	if (m.have_start)
+		lo = ref;
+	else
+		lo = nseen ? seen[0].seq : 0;
+	if (m.have_drain || (m.have_end && (m.stopped || m.complete))) {
+		__u64 end = m.have_drain ? m.drain_seq : m.end_seq;
+
+		hi = m.have_start ? lo + (__u32)((__u32)end - (__u32)m.start_seq) :
+			(__s64)ref + (int32_t)((uint32_t)end - (uint32_t)ref);
+	} else {
+		hi = nseen ? seen[nseen - 1].seq + 1 : lo;
+	}
+	prev = lo - 1;
+	for (i = 0; i < nseen; i++) {
+		__s64 b = seen[i].seq;
+
+		if (b < lo) {
+			before++;
+			continue;
 		}
+		if (b >= hi) {
+			after++;
+			continue;
+		}
+		if (b > prev + 1) {
+			if (verbose || ranges < 20)
+				printf("lost: seq %lld-%lld (%lld events%s)\n", prev + 1, b - 1,
+				       b - prev - 1,
+				       prev < lo ? ", before the first captured" : "");
+			ranges++;
+			lost += b - prev - 1;
+		}
+		if (b > prev)
+			prev = b;
+	}
+	if (hi > prev + 1) {
+		if (verbose || ranges < 20)
+			printf("lost: seq %lld-%lld (%lld events, after the last captured)\n",
+			       prev + 1, hi - 1, hi - prev - 1);
+		ranges++;
+		lost += hi - prev - 1;
 	}
 	if (ranges > 20 && !verbose)
 		printf("lost: ... %llu more ranges (-v lists them)\n", ranges - 20);
@@ -345,32 +387,42 @@ int main(int argc, char **argv)
 	printf("%llu events in %d files, %llu bytes\n", t.events, m.nfiles, t.bytes);
 	printf("%llu allocations, %llu frees; kmalloc %llu, kmem_cache %llu, pages %llu\n",
 	       t.allocs, t.frees, t.by_type[0], t.by_type[1], t.by_type[2]);
-	if (nseen)
-		printf("seq %lld to %lld: %llu events lost in %llu ranges\n",
-		       seen[0].seq, seen[nseen - 1].seq, lost, ranges);
+	if (t.unknown)
+		printf("%llu events with event or type ids of a newer ABI, skipped\n", t.unknown);
+	if (before) {
+		/* Distinct numbers: a duplicate is already reported corrupt. */
+		__u64 distinct = 1, missing;
+
+		for (i = 1; i < nseen && seen[i].seq < lo; i++)
+			distinct += seen[i].seq != seen[i - 1].seq;
+		missing = (__u64)(lo - seen[0].seq) - distinct;
+		printf("%llu events from before the capture (seq < %lld), not checked for loss\n",
+		       before, lo);
+		if (missing)
+			printf("%llu numbers missing from seq %lld on: %s (%s %llu since boot)\n",
+			       missing, seen[0].seq, "lost or read by an earlier reader",
+			       "the kernel counted", m.start_lost);
+	}
+	if (after)
+		printf("%llu events numbered after the drain began (seq >= %lld), %s\n",
+		       after, hi, "not checked for loss");
+	if (hi > lo)
+		printf("seq %lld to %lld: %llu events lost in %llu ranges\n", lo, hi - 1, lost,
+		       ranges);
 
 	/*
 	 * A complete capture holds every event numbered from start_seq to
 	 * end_seq - 1 that the kernel did not count as lost: the missing
 	 * numbers there must be exactly what it counted.
 	 */
-	if (m.complete && !nerrors) {
-		__u64 kernel = m.end_lost - m.start_lost, missing = 0, in = 0;
-		/* Unwrapped like the events' numbers, around the first one. */
-		__s64 lo = (__s64)ref + (int32_t)((uint32_t)m.start_seq - (uint32_t)ref);
-		__s64 hi = lo + (__u32)((__u32)m.end_seq - (__u32)m.start_seq);
+	if (m.complete && m.have_start && m.have_end && !nerrors) {
+		__u64 kernel = m.end_lost - m.start_lost;
 
-		for (i = 0; i < nseen; i++)
-			if (seen[i].seq >= lo && seen[i].seq < hi)
-				in++;
-		if (hi >= lo)
-			missing = (__u64)(hi - lo) - in;
 		printf("capture complete: seq %lld to %lld, %llu missing, kernel lost %llu\n",
-		       lo, hi - 1, missing, kernel);
-		if (missing != kernel)
+		       lo, hi - 1, lost, kernel);
+		if (lost != kernel)
 			corrupt("the capture misses %llu events but the kernel lost %llu",
-				missing, kernel);
-		lost = missing > lost ? missing : lost;
+				lost, kernel);
 	}
 	if (nerrors) {
 		if (nerrors > MAX_ERRORS)

@@ -4,14 +4,19 @@
  *
  * One thread per CPU file, pinned to that CPU as the ABI asks (a reader
  * on another CPU could read an event its CPU is still writing), polls
- * and reads debugfs kmemtrace/cpu<n> into DIR/cpu<n>. On Ctrl-C, SIGTERM
- * or the end of -t SECONDS every file is drained, and DIR/meta records
- * what an analysis on another machine needs: ABI version, byte order,
- * word size, kernel release, CPUs, the kernel's loss counters at start
- * and end, and DIR/kallsyms to resolve call sites.
+ * and reads debugfs kmemtrace/cpu<n> into DIR/cpu<n>; a CPU brought
+ * online during the capture gets its reader within a second. On Ctrl-C,
+ * SIGTERM or the end of -t SECONDS every file is drained, and DIR/meta
+ * records what an analysis on another machine needs: ABI version, byte
+ * order, word size, kernel release, CPUs, the sequence numbers and the
+ * kernel's loss counters at start, drain and end, and DIR/kallsyms to
+ * resolve call sites. A first meta is written at the start, so that a
+ * capture cut short by SIGKILL can still be read.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ctype.h>
 #include <getopt.h>
 #include <limits.h>
 #include <poll.h>
@@ -34,8 +39,16 @@
 
 static const char *prog = "kmemtraced";
 static sig_atomic_t stop;
-/* Set once tracing is off (with -e), for the readers' final drain. */
+/* Set when the final drain begins; tracing is off by then with -e. */
 static int drain;
+/*
+ * While tracing is still on, the drain reads at most this much per CPU,
+ * a buffer's worth: what was there when it began. Otherwise a CPU that
+ * allocates faster than its reader drains would never let it end.
+ */
+static __u64 drain_limit = ~0ULL;
+/* The kmemtrace directory if -e turned tracing on, for fatal() to undo. */
+static const char *enabled_dir;
 
 struct reader {
 	pthread_t thread;
@@ -52,6 +65,9 @@ struct reader {
 
 static struct reader readers[MAX_CPUS];
 static int nreaders;
+static bool opened[MAX_CPUS];
+
+static void set_enable(const char *dir, const char *v);
 
 static void fatal(const char *fmt, ...)
 {
@@ -62,6 +78,13 @@ static void fatal(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
+	/* Do not leave the kernel tracing for a capture that is gone. */
+	if (enabled_dir) {
+		const char *dir = enabled_dir;
+
+		enabled_dir = NULL;
+		set_enable(dir, "0");
+	}
 	exit(2);
 }
 
@@ -185,6 +208,7 @@ static void *reader_main(void *arg)
 	unsigned char *buf = malloc(READ_SIZE);
 	char what[32];
 	bool draining = false;
+	__u64 drain_from = 0;
 	cpu_set_t set;
 
 	snprintf(what, sizeof(what), "cpu%d", r->cpu);
@@ -198,10 +222,21 @@ static void *reader_main(void *arg)
 		struct pollfd pfd = { .fd = r->in, .events = POLLIN };
 		ssize_t n;
 
-		if (!draining && __atomic_load_n(&drain, __ATOMIC_ACQUIRE))
+		if (!draining && __atomic_load_n(&drain, __ATOMIC_ACQUIRE)) {
 			draining = true;
+			drain_from = r->bytes;
+		}
+		if (draining && r->bytes - drain_from >= drain_limit)
+			break;
 		if (!draining && poll(&pfd, 1, 100) <= 0)
 			continue;
+		/*
+		 * A CPU that went offline broke the pinning; once it is back,
+		 * pin again before reading what it writes. While it is offline
+		 * nothing writes its buffer and any CPU may read it.
+		 */
+		if (sched_getcpu() != r->cpu)
+			r->pinned = !pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
 		n = read(r->in, buf, READ_SIZE);
 		if (n < 0) {
 			if (errno == EINTR)
@@ -235,12 +270,162 @@ static void set_enable(const char *dir, const char *v)
 	close(fd);
 }
 
+/*
+ * Opens a reader for every cpu<n> file of @dir not yet opened, and starts
+ * it if @start: at the beginning, and for CPUs that come online later
+ * (relay creates their files then). Returns how many it added.
+ */
+static int add_readers(const char *dir, const char *out, bool start)
+{
+	char path[PATH_MAX];
+	struct dirent *de;
+	int added = 0;
+	DIR *d = opendir(dir);
+
+	if (!d)
+		fatal("%s: %s", dir, strerror(errno));
+	while ((de = readdir(d))) {
+		struct reader *r = &readers[nreaders];
+		char *end;
+		long cpu;
+
+		if (strncmp(de->d_name, "cpu", 3) || !isdigit((unsigned char)de->d_name[3]))
+			continue;
+		cpu = strtol(de->d_name + 3, &end, 10);
+		if (*end || cpu < 0 || cpu >= MAX_CPUS || opened[cpu])
+			continue;
+		snprintf(path, sizeof(path), "%s/cpu%ld", dir, cpu);
+		r->in = open(path, O_RDONLY);
+		if (r->in < 0) {
+			if (errno == ENOENT)
+				continue;
+			fatal("%s: %s", path, strerror(errno));
+		}
+		snprintf(path, sizeof(path), "%s/cpu%ld", out, cpu);
+		r->out = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		if (r->out < 0)
+			fatal("%s: %s", path, strerror(errno));
+		r->cpu = cpu;
+		opened[cpu] = true;
+		nreaders++;
+		added++;
+		if (start) {
+			int err = pthread_create(&r->thread, NULL, reader_main, r);
+
+			if (err)
+				fatal("cannot start a reader: %s", strerror(err));
+		}
+	}
+	closedir(d);
+	return added;
+}
+
+static int cmp_reader(const void *a, const void *b)
+{
+	return ((const struct reader *)a)->cpu - ((const struct reader *)b)->cpu;
+}
+
+struct counts {
+	__u64 seq, lost, lost_bytes;
+};
+
+static void read_counts(const char *dir, struct counts *c)
+{
+	c->seq = stat_value(dir, "events");
+	c->lost = stat_value(dir, "lost_events");
+	c->lost_bytes = stat_value(dir, "lost_bytes");
+}
+
+struct capture {
+	const char *out;
+	int abi;
+	double seconds;
+	struct counts start, drain, end;
+	bool finished, complete, stopped;
+	const char *symbols;
+};
+
+/*
+ * DIR/meta, "key value" lines. The first one, written at the start, says
+ * finished 0 and has no drain or end numbers: a reader of a capture cut
+ * short by SIGKILL treats it as one whose end is unknown.
+ */
+static void write_meta(const struct capture *c)
+{
+	char path[PATH_MAX], tmp[PATH_MAX];
+	const uint16_t one = 1;
+	struct utsname u;
+	FILE *meta;
+	int i;
+
+	uname(&u);
+	snprintf(path, sizeof(path), "%s/meta", c->out);
+	snprintf(tmp, sizeof(tmp), "%s/meta.tmp", c->out);
+	meta = fopen(tmp, "w");
+	if (!meta)
+		fatal("%s: %s", tmp, strerror(errno));
+	fprintf(meta, "# kmemtrace capture, written by kmemtraced\n");
+	fprintf(meta, "abi_version %d\n", c->abi);
+	fprintf(meta, "endianness %s\n", *(const uint8_t *)&one ? "little" : "big");
+	fprintf(meta, "word_size %zu\n", sizeof(long) * 8);
+	fprintf(meta, "kernel_release %s\n", u.release);
+	fprintf(meta, "machine %s\n", u.machine);
+	fprintf(meta, "cpus %d\n", nreaders);
+	fprintf(meta, "cpu_files");
+	for (i = 0; i < nreaders; i++)
+		fprintf(meta, " cpu%d", readers[i].cpu);
+	fprintf(meta, "\n");
+	fprintf(meta, "start_seq %llu\n", c->start.seq);
+	fprintf(meta, "start_lost_events %llu\nstart_lost_bytes %llu\n", c->start.lost,
+		c->start.lost_bytes);
+	fprintf(meta, "finished %d\n", c->finished);
+	if (c->finished) {
+		fprintf(meta, "seconds %.3f\n", c->seconds);
+		/* Read when the final drain began: the end of what it covers. */
+		fprintf(meta, "drain_seq %llu\n", c->drain.seq);
+		fprintf(meta, "end_seq %llu\n", c->end.seq);
+		fprintf(meta, "end_lost_events %llu\nend_lost_bytes %llu\n", c->end.lost,
+			c->end.lost_bytes);
+		/*
+		 * Complete: tracing was off before and after, so every event
+		 * numbered from start_seq to end_seq - 1 is in a file or was
+		 * lost, and the kernel's count of the lost must match.
+		 */
+		fprintf(meta, "complete %d\n", c->complete);
+		/* Stopped: tracing was off when the final drain began. */
+		fprintf(meta, "stopped %d\n", c->stopped);
+		fprintf(meta, "symbols %s\n", c->symbols);
+	}
+	if (fclose(meta))
+		fatal("%s: %s", tmp, strerror(errno));
+	if (rename(tmp, path))
+		fatal("%s: %s", path, strerror(errno));
+}
+
+/* kallsyms as an unprivileged reader, or with kptr_restrict=2, reads 0s. */
+static bool kallsyms_usable(const char *path)
+{
+	char line[512];
+	FILE *f = fopen(path, "r");
+	int lines = 0, nonzero = 0;
+
+	if (!f)
+		return false;
+	while (lines < 1000 && fgets(line, sizeof(line), f)) {
+		lines++;
+		if (strtoull(line, NULL, 16))
+			nonzero++;
+	}
+	fclose(f);
+	return nonzero > 0;
+}
+
 static void on_signal(int sig)
 {
 	stop = 1;
 }
 
-static void copy_file(const char *from, const char *to)
+static bool copy_file(const char *from, const char *to)
 {
 	char buf[65536];
 	int in = open(from, O_RDONLY), out;
@@ -249,7 +434,7 @@ static void copy_file(const char *from, const char *to)
 	if (in < 0) {
 		fprintf(stderr, "%s: %s: %s; call sites cannot be resolved elsewhere\n",
 			prog, from, strerror(errno));
-		return;
+		return false;
 	}
 	out = open(to, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	if (out < 0)
@@ -258,6 +443,7 @@ static void copy_file(const char *from, const char *to)
 		write_all(out, buf, n, to);
 	close(in);
 	close(out);
+	return true;
 }
 
 int main(int argc, char **argv)
@@ -272,13 +458,13 @@ int main(int argc, char **argv)
 		{ }
 	};
 	const char *out = "kmemtrace.out", *dir = "/sys/kernel/debug/kmemtrace";
-	__u64 lost0, lostb0, ev0, lost1, lostb1, ev1, events = 0, bytes = 0;
-	bool enable = false, quiet = false, progress, was_on, stopped;
+	__u64 events = 0, bytes = 0;
+	bool enable = false, quiet = false, progress, was_on;
+	struct capture cap = { 0 };
 	struct timespec t0, t1;
 	double seconds = 0;
 	char path[PATH_MAX], *s, *end;
-	struct utsname u;
-	FILE *meta;
+	unsigned long ticks;
 	int c, i, abi, status = 0;
 
 	while ((c = getopt_long(argc, argv, "o:t:eqd:h", longopts, NULL)) != -1) {
@@ -328,36 +514,24 @@ int main(int argc, char **argv)
 	if (!access(path, F_OK))
 		fatal("%s already holds a capture", out);
 
-	for (i = 0; i < MAX_CPUS; i++) {
-		struct reader *r = &readers[nreaders];
-
-		snprintf(path, sizeof(path), "%s/cpu%d", dir, i);
-		r->in = open(path, O_RDONLY);
-		if (r->in < 0) {
-			if (errno == ENOENT)
-				continue;
-			fatal("%s: %s", path, strerror(errno));
-		}
-		snprintf(path, sizeof(path), "%s/cpu%d", out, i);
-		r->out = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		if (r->out < 0)
-			fatal("%s: %s", path, strerror(errno));
-		r->cpu = i;
-		nreaders++;
-	}
+	cap.out = out;
+	cap.abi = abi;
+	add_readers(dir, out, false);
 	if (!nreaders)
 		fatal("%s: no cpu<n> files", dir);
+	qsort(readers, nreaders, sizeof(readers[0]), cmp_reader);
 
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
-	ev0 = stat_value(dir, "events");
-	lost0 = stat_value(dir, "lost_events");
-	lostb0 = stat_value(dir, "lost_bytes");
+	read_counts(dir, &cap.start);
 	snprintf(path, sizeof(path), "%s/enable", dir);
 	s = read_text(path);
 	was_on = s && atoi(s) == 1;
-	if (enable)
+	write_meta(&cap);
+	if (enable) {
 		set_enable(dir, "1");
+		enabled_dir = dir;
+	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (i = 0; i < nreaders; i++) {
 		int err = pthread_create(&readers[i].thread, NULL, reader_main, &readers[i]);
@@ -367,7 +541,7 @@ int main(int argc, char **argv)
 	}
 
 	progress = !quiet && isatty(STDERR_FILENO);
-	while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
+	for (ticks = 1; !__atomic_load_n(&stop, __ATOMIC_RELAXED); ticks++) {
 		struct timespec ts = { 0, 200 * 1000 * 1000 };
 		__u64 e = 0, b = 0;
 
@@ -375,6 +549,9 @@ int main(int argc, char **argv)
 		clock_gettime(CLOCK_MONOTONIC, &t1);
 		if (seconds && (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9 >= seconds)
 			stop = 1;
+		/* A CPU that came online: relay made its file. */
+		if (!(ticks % 5) && add_readers(dir, out, true))
+			write_meta(&cap);
 		if (!progress)
 			continue;
 		for (i = 0; i < nreaders; i++) {
@@ -382,67 +559,47 @@ int main(int argc, char **argv)
 			b += __atomic_load_n(&readers[i].bytes, __ATOMIC_RELAXED);
 		}
 		fprintf(stderr, "\r%s: %llu events, %llu KiB, %llu lost   ",
-			prog, e, b >> 10, stat_value(dir, "lost_events") - lost0);
+			prog, e, b >> 10, stat_value(dir, "lost_events") - cap.start.lost);
 	}
 	if (progress)
 		fputc('\n', stderr);
 	/*
 	 * What -e started stops before the drain, which then gets it all:
 	 * once enable is written, no event is being recorded any more.
+	 * Otherwise the drain takes what was numbered before it began.
 	 */
-	if (enable)
+	if (enable) {
 		set_enable(dir, "0");
+		enabled_dir = NULL;
+	}
 	snprintf(path, sizeof(path), "%s/enable", dir);
 	s = read_text(path);
-	stopped = s && atoi(s) == 0;
+	cap.stopped = s && atoi(s) == 0;
+	add_readers(dir, out, true);
+	read_counts(dir, &cap.drain);
+	if (!cap.stopped)
+		drain_limit = stat_value(dir, "subbufs") * stat_value(dir, "subbuf_size");
 	__atomic_store_n(&drain, 1, __ATOMIC_RELEASE);
 	for (i = 0; i < nreaders; i++)
 		pthread_join(readers[i].thread, NULL);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
-	ev1 = stat_value(dir, "events");
-	lost1 = stat_value(dir, "lost_events");
-	lostb1 = stat_value(dir, "lost_bytes");
+	read_counts(dir, &cap.end);
 
 	snprintf(path, sizeof(path), "%s/kallsyms", out);
-	copy_file("/proc/kallsyms", path);
-	uname(&u);
-	snprintf(path, sizeof(path), "%s/meta", out);
-	meta = fopen(path, "w");
-	if (!meta)
-		fatal("%s: %s", path, strerror(errno));
-	fprintf(meta, "# kmemtrace capture, written by kmemtraced\n");
-	fprintf(meta, "abi_version %d\n", abi);
-	{
-		const uint16_t one = 1;
-
-		fprintf(meta, "endianness %s\n", *(const uint8_t *)&one ? "little" : "big");
+	if (!copy_file("/proc/kallsyms", path)) {
+		cap.symbols = "none";
+	} else if (!kallsyms_usable(path)) {
+		fprintf(stderr, "%s: /proc/kallsyms gives no addresses (%s); %s\n", prog,
+			"not root, or kptr_restrict=2", "call sites cannot be resolved");
+		cap.symbols = "none";
+	} else {
+		cap.symbols = "kallsyms";
 	}
-	fprintf(meta, "word_size %zu\n", sizeof(long) * 8);
-	fprintf(meta, "kernel_release %s\n", u.release);
-	fprintf(meta, "machine %s\n", u.machine);
-	fprintf(meta, "cpus %d\n", nreaders);
-	fprintf(meta, "cpu_files");
-	for (i = 0; i < nreaders; i++)
-		fprintf(meta, " cpu%d", readers[i].cpu);
-	fprintf(meta, "\n");
-	fprintf(meta, "seconds %.3f\n",
-		(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9);
-	fprintf(meta, "start_seq %llu\nend_seq %llu\n", ev0, ev1);
-	fprintf(meta, "start_lost_events %llu\nend_lost_events %llu\n", lost0, lost1);
-	fprintf(meta, "start_lost_bytes %llu\nend_lost_bytes %llu\n", lostb0, lostb1);
-	/*
-	 * Complete: tracing was off before and after, so every event
-	 * numbered from start_seq to end_seq - 1 is in a file or was lost.
-	 */
-	fprintf(meta, "complete %d\n", enable && !was_on);
-	/*
-	 * Stopped: tracing was off when the final drain began, so events
-	 * numbered after the last one captured, up to end_seq, were lost.
-	 */
-	fprintf(meta, "stopped %d\n", stopped);
-	fprintf(meta, "symbols kallsyms\n");
-	if (fclose(meta))
-		fatal("%s: %s", path, strerror(errno));
+	cap.seconds = (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
+	cap.complete = enable && !was_on;
+	cap.finished = true;
+	qsort(readers, nreaders, sizeof(readers[0]), cmp_reader);
+	write_meta(&cap);
 
 	for (i = 0; i < nreaders; i++) {
 		struct reader *r = &readers[i];
@@ -469,8 +626,9 @@ int main(int argc, char **argv)
 	}
 	printf("total: %llu events, %llu bytes\n", events, bytes);
 	printf("lost while capturing: %llu events, %llu bytes; total_overruns %llu\n",
-	       lost1 - lost0, lostb1 - lostb0, lostb1);
-	if (!status && lost1 != lost0)
+	       cap.end.lost - cap.start.lost, cap.end.lost_bytes - cap.start.lost_bytes,
+	       cap.end.lost_bytes);
+	if (!status && cap.end.lost != cap.start.lost)
 		status = 1;
 	return status;
 }

@@ -38,6 +38,12 @@ struct kmt_event {
 	int32_t node;
 	uint8_t ctx;
 	unsigned int unknown_features;
+	/*
+	 * A newer kernel's event or type id: only the header is decoded
+	 * (the type's fields too if the event id is known), the rest is
+	 * skipped by the event size as the ABI says.
+	 */
+	bool unknown;
 };
 
 static inline uint16_t kmt_get16(const unsigned char *p, bool swap)
@@ -90,15 +96,14 @@ static inline const char *kmt_decode(const unsigned char *p, size_t avail, bool 
 	e->seq = (int32_t)kmt_get32(p + 4, swap);
 	e->call_site = kmt_get64(p + 8, swap);
 	e->ptr = kmt_get64(p + 16, swap);
-	if (e->event_id > KMEMTRACE_EVENT_FREE)
-		return "unknown event id";
-	if (e->type_id > KMEMTRACE_TYPE_PAGES)
-		return "unknown type id";
+	e->unknown = e->event_id > KMEMTRACE_EVENT_FREE || e->type_id > KMEMTRACE_TYPE_PAGES;
 	min = KMT_HDR_SIZE + (e->event_id == KMEMTRACE_EVENT_ALLOC ? KMT_ALLOC_SIZE : 0);
 	if (e->size < min)
 		return "event size smaller than its mandatory fields";
 	if (e->size > avail)
 		return "truncated event";
+	if (e->event_id > KMEMTRACE_EVENT_FREE)
+		return NULL;
 	off = KMT_HDR_SIZE;
 	if (e->event_id == KMEMTRACE_EVENT_ALLOC) {
 		e->bytes_req = kmt_get64(p + off, swap);
