@@ -121,21 +121,37 @@ static char *read_text(const char *path)
 	return buf;
 }
 
-/* One "key value" line of kmemtrace/stats. */
-static __u64 stat_value(const char *dir, const char *key)
+/* One "key value" line of @s, the text of kmemtrace/stats at @path. */
+static __u64 stat_in(const char *s, const char *path, const char *key)
 {
-	char path[PATH_MAX], *s, *p;
 	size_t kl = strlen(key);
+	const char *p;
 
-	snprintf(path, sizeof(path), "%s/stats", dir);
-	s = read_text(path);
-	if (!s)
-		fatal("%s: %s", path, strerror(errno));
 	for (p = s; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
 		if (!strncmp(p, key, kl) && p[kl] == ' ')
 			return strtoull(p + kl + 1, NULL, 10);
 	fatal("%s: no \"%s\" line", path, key);
 	return 0;
+}
+
+/* Reads kmemtrace/stats; the text lasts until the next read_text(). */
+static const char *read_stats(const char *dir, char *path, size_t len)
+{
+	const char *s;
+
+	snprintf(path, len, "%s/stats", dir);
+	s = read_text(path);
+	if (!s)
+		fatal("%s: %s", path, strerror(errno));
+	return s;
+}
+
+static __u64 stat_value(const char *dir, const char *key)
+{
+	char path[PATH_MAX];
+	const char *s = read_stats(dir, path, sizeof(path));
+
+	return stat_in(s, path, key);
 }
 
 static void write_all(int fd, const void *buf, size_t n, const char *what)
@@ -329,11 +345,15 @@ struct counts {
 	__u64 seq, lost, lost_bytes;
 };
 
+/* One read of kmemtrace/stats, so that the three numbers agree. */
 static void read_counts(const char *dir, struct counts *c)
 {
-	c->seq = stat_value(dir, "events");
-	c->lost = stat_value(dir, "lost_events");
-	c->lost_bytes = stat_value(dir, "lost_bytes");
+	char path[PATH_MAX];
+	const char *s = read_stats(dir, path, sizeof(path));
+
+	c->seq = stat_in(s, path, "events");
+	c->lost = stat_in(s, path, "lost_events");
+	c->lost_bytes = stat_in(s, path, "lost_bytes");
 }
 
 struct capture {

@@ -224,8 +224,8 @@ static struct kmt_event *load_events(const char *dir, size_t *n)
 	return ev;
 }
 
-/* A "key value" line of a capture's meta file. */
-static int meta_value(const char *path, const char *key, unsigned long long *v)
+/* A "key value" line of a file: a capture's meta, or kmemtrace/stats. */
+static int key_value(const char *path, const char *key, unsigned long long *v)
 {
 	char *text = read_file(path, NULL), *line, *save;
 	size_t kl = strlen(key);
@@ -243,18 +243,12 @@ static int meta_value(const char *path, const char *key, unsigned long long *v)
 	return ret;
 }
 
+/* A "key value" line of debugfs kmemtrace/stats, or ~0 if there is none. */
 static unsigned long long stat_of(const char *key)
 {
-	char *s = read_file(KMT_DIR "/stats", NULL), *p;
 	unsigned long long v = ~0ULL;
-	size_t kl = strlen(key);
 
-	for (p = s; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
-		if (!strncmp(p, key, kl) && p[kl] == ' ') {
-			v = strtoull(p + kl + 1, NULL, 10);
-			break;
-		}
-	free(s);
+	key_value(KMT_DIR "/stats", key, &v);
 	return v;
 }
 
@@ -503,12 +497,12 @@ TEST_F(alloc, overruns_accounted_exactly)
 
 	snprintf(cap, sizeof(cap), "%s/cap", self->dir);
 	snprintf(path, sizeof(path), "%s/meta", cap);
-	ASSERT_EQ(0, meta_value(path, "start_seq", &start));
-	ASSERT_EQ(0, meta_value(path, "end_seq", &end));
-	ASSERT_EQ(0, meta_value(path, "start_lost_events", &start_lost));
-	ASSERT_EQ(0, meta_value(path, "end_lost_events", &end_lost));
-	ASSERT_EQ(0, meta_value(path, "start_lost_bytes", &start_bytes));
-	ASSERT_EQ(0, meta_value(path, "end_lost_bytes", &end_bytes));
+	ASSERT_EQ(0, key_value(path, "start_seq", &start));
+	ASSERT_EQ(0, key_value(path, "end_seq", &end));
+	ASSERT_EQ(0, key_value(path, "start_lost_events", &start_lost));
+	ASSERT_EQ(0, key_value(path, "end_lost_events", &end_lost));
+	ASSERT_EQ(0, key_value(path, "start_lost_bytes", &start_bytes));
+	ASSERT_EQ(0, key_value(path, "end_lost_bytes", &end_bytes));
 	EXPECT_LE(l1 - l0, end_lost - start_lost);
 	/* Each lost event counts its own size: a free's or an allocation's. */
 	EXPECT_LE((end_lost - start_lost) * KMT_FREE_EVENT_SIZE, end_bytes - start_bytes);
