@@ -593,9 +593,13 @@ TEST_F(alloc, cpu_hotplug_mid_capture)
 }
 
 /* One (kind, call site, pointer, gfp) and what its events add up to. */
+#define XC_PAGE_ALLOC	4
+#define XC_PAGE_FREE	5
+#define XC_NO_PFN	(~0ULL)	/* mm_page_alloc's pfn of a failed allocation */
+
 struct agg {
-	int kind;		/* 0 kmalloc, 1 kmem_cache_alloc, 2 kfree, 3 kmem_cache_free */
-	unsigned long long site, ptr, gfp;
+	int kind;		/* index in xc_events[] */
+	unsigned long long site, ptr, gfp;	/* pages: order, pfn, 0 */
 	unsigned long long hits, req, alloc;
 };
 
@@ -665,8 +669,11 @@ static long read_hist(const char *event, int kind, struct aggs *t)
 			continue;
 		if (line[0] != '{' || !strstr(line, "hitcount:"))
 			continue;
-		a = agg_get(t, kind, hist_field(line, "call_site"), hist_field(line, "ptr"),
-			    hist_field(line, "gfp_flags"));
+		if (kind >= XC_PAGE_ALLOC)
+			a = agg_get(t, kind, hist_field(line, "order"), hist_field(line, "pfn"), 0);
+		else
+			a = agg_get(t, kind, hist_field(line, "call_site"),
+				    hist_field(line, "ptr"), hist_field(line, "gfp_flags"));
 		if (!a)
 			break;
 		a->hits += hist_field(line, "hitcount");
@@ -678,7 +685,7 @@ static long read_hist(const char *event, int kind, struct aggs *t)
 }
 
 static const char * const xc_events[] = {
-	"kmalloc", "kmem_cache_alloc", "kfree", "kmem_cache_free"
+	"kmalloc", "kmem_cache_alloc", "kfree", "kmem_cache_free", "mm_page_alloc", "mm_page_free"
 };
 
 static const char *kind_name(int kind)
@@ -693,6 +700,8 @@ static int xc_trace(int enable)
 		"hist:keys=call_site,ptr,gfp_flags:vals=bytes_req,bytes_alloc:size=8192",
 		"hist:keys=call_site,ptr:size=8192",
 		"hist:keys=call_site,ptr:size=8192",
+		"hist:keys=pfn,order:size=8192",
+		"hist:keys=pfn:size=8192",
 	};
 	/* Task context only: kmemtrace has no pid for an interrupt's events. */
 	static const char filter[] = " if !(common_flags & 0x18)";
@@ -714,13 +723,18 @@ static int xc_trace(int enable)
  * The kernel's own kmem trace events and kmemtrace, on the same
  * workload in one boot: a child that allocates only while both watch it.
  * Every (call site, pointer, gfp) ftrace saw, kmemtrace saw as often,
- * with the same bytes, and the other way round. Bulk calls, which have
- * no trace event, are left out of kmemtrace's side.
+ * with the same bytes, and the other way round. Pages are compared by
+ * (pfn, order) for allocations and pfn for frees, as often: mm_page_alloc
+ * has no call site, and its gfp is the one the allocator used after its
+ * own adjustments, where kmemtrace reports the caller's (which the trigger
+ * test checks). Bulk calls, which have no trace event, are left out of
+ * kmemtrace's side.
  */
 TEST_F(alloc, crosscheck_ftrace)
 {
 	int go[2], done[2], status, i;
-	unsigned long long end, hits;
+	unsigned long long end, hits, pages = 0, ft_pfn = XC_NO_PFN, kt_pfn = XC_NO_PFN;
+	unsigned long page_size = sysconf(_SC_PAGESIZE);
 	struct aggs ft = { 0 }, kt = { 0 };
 	char cap[64], buf[64], c = 0;
 	struct kmt_event *ev;
@@ -785,9 +799,18 @@ TEST_F(alloc, crosscheck_ftrace)
 
 		if (e->pid != w || (e->ctx & (KMEMTRACE_CTX_HARDIRQ | KMEMTRACE_CTX_SOFTIRQ |
 					     KMEMTRACE_CTX_BULK)) ||
-		    e->type_id == KMEMTRACE_TYPE_PAGES ||
 		    (int)((unsigned int)e->seq - (unsigned int)end) >= 0)
 			continue;
+		if (e->type_id == KMEMTRACE_TYPE_PAGES) {
+			/* ftrace names a page by its pfn, and has no call site. */
+			kind = e->event_id == KMEMTRACE_EVENT_FREE ? XC_PAGE_FREE : XC_PAGE_ALLOC;
+			a = agg_get(&kt, kind, kind == XC_PAGE_ALLOC ?
+				    __builtin_ctzll(e->bytes_alloc / page_size) : 0,
+				    e->ptr ? e->ptr / page_size : XC_NO_PFN, 0);
+			ASSERT_NE(NULL, a);
+			a->hits++;
+			continue;
+		}
 		a = agg_get(&kt, kind, e->call_site, e->ptr,
 			    e->event_id == KMEMTRACE_EVENT_ALLOC ? e->gfp_flags : 0);
 		ASSERT_NE(NULL, a);
@@ -796,13 +819,32 @@ TEST_F(alloc, crosscheck_ftrace)
 		a->alloc += e->bytes_alloc;
 	}
 	free(ev);
+	/*
+	 * kmemtrace's page pointers are in the direct map: the same pages as
+	 * ftrace's pfns, shifted by PAGE_OFFSET's pfn, which the lowest page
+	 * on each side gives. Every other page must then line up.
+	 */
+	for (k = 0; k < ft.n; k++)
+		if (ft.a[k].kind >= XC_PAGE_ALLOC && ft.a[k].ptr != XC_NO_PFN)
+			ft_pfn = ft_pfn < ft.a[k].ptr ? ft_pfn : ft.a[k].ptr;
+	for (k = 0; k < kt.n; k++)
+		if (kt.a[k].kind >= XC_PAGE_ALLOC && kt.a[k].ptr != XC_NO_PFN)
+			kt_pfn = kt_pfn < kt.a[k].ptr ? kt_pfn : kt.a[k].ptr;
+	for (k = 0; k < kt.n; k++) {
+		if (kt.a[k].kind >= XC_PAGE_ALLOC && kt.a[k].ptr != XC_NO_PFN) {
+			kt.a[k].ptr -= kt_pfn - ft_pfn;
+			pages += kt.a[k].hits;
+		}
+	}
 
 	/* The storm alone is 4000 events: the comparison is not empty. */
 	EXPECT_LT((size_t)10, ft.n);
 	for (k = 0, hits = 0; k < ft.n; k++)
 		hits += ft.a[k].hits;
-	ksft_print_msg("crosscheck: %zu (kind, call site, pointer, gfp) keys, %llu ftrace events\n",
-		       ft.n, hits);
+	ksft_print_msg("crosscheck: %zu (kind, call site, pointer, gfp) keys, %llu ftrace events, %llu of them page events\n",
+		       ft.n, hits, pages);
+	/* The child's page faults and the trigger's pages: there are some. */
+	EXPECT_LT(0ULL, pages);
 	for (k = 0; k < ft.n; k++) {
 		const struct agg *f = &ft.a[k], *m = agg_find(&kt, f);
 
