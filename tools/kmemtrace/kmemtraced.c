@@ -536,22 +536,23 @@ int main(int argc, char **argv)
 
 	cap.out = out;
 	cap.abi = abi;
-	add_readers(dir, out, false);
-	if (!nreaders)
-		fatal("%s: no cpu<n> files", dir);
-	qsort(readers, nreaders, sizeof(readers[0]), cmp_reader);
-
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	read_counts(dir, &cap.start);
 	snprintf(path, sizeof(path), "%s/enable", dir);
 	s = read_text(path);
 	was_on = s && atoi(s) == 1;
-	write_meta(&cap);
+	/* The kernel allocates the buffers, and makes the files, at the first enable. */
 	if (enable) {
 		set_enable(dir, "1");
 		enabled_dir = dir;
 	}
+	add_readers(dir, out, false);
+	if (!nreaders)
+		fatal("%s: no cpu<n> files: tracing was never on since boot, %s", dir,
+		      "so there are no buffers yet (-e turns it on)");
+	qsort(readers, nreaders, sizeof(readers[0]), cmp_reader);
+	write_meta(&cap);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (i = 0; i < nreaders; i++) {
 		int err = pthread_create(&readers[i].thread, NULL, reader_main, &readers[i]);
