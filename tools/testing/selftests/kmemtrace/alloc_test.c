@@ -843,7 +843,7 @@ TEST_F(alloc, crosscheck_ftrace)
 	EXPECT_LT((size_t)10, ft.n);
 	for (k = 0, hits = 0; k < ft.n; k++)
 		hits += ft.a[k].hits;
-	ksft_print_msg("crosscheck: %zu (kind, call site, pointer, gfp) keys, %llu ftrace events, %llu of them page events\n",
+	ksft_print_msg("crosscheck: %zu keys, %llu ftrace events, %llu of them page events\n",
 		       ft.n, hits, pages);
 	/* The child's page faults and the trigger's pages: there are some. */
 	EXPECT_LT(0ULL, pages);
