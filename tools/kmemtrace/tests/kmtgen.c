@@ -1,0 +1,207 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kmtgen - write a kmemtraced capture, exactly as the ABI lays it out,
+ * from a scripted scenario, for the host tests of kmemtrace-report.
+ *
+ *   kmtgen [-s] DIR < SCENARIO
+ *
+ * -s writes the other byte order (and says so in meta). SCENARIO has one
+ * line per event, numbered from 0 in order, with a time stamp of 1000 ns
+ * per number unless given:
+ *
+ *   CPU alloc TYPE SITE PTR REQ ALLOC [TIME]
+ *   CPU free TYPE SITE PTR [TIME]
+ *   sym ADDR NAME          a text symbol for DIR/kallsyms
+ *   # comment
+ *
+ * TYPE is kmalloc, cache or pages; SITE, PTR and ADDR are hexadecimal,
+ * the rest decimal.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "../kmt_events.h"
+
+#define MAX_CPUS	64
+
+static bool swap;
+
+static void put(FILE *f, const void *p, size_t n)
+{
+	const unsigned char *b = p;
+	unsigned char r[8];
+	size_t i;
+
+	if (swap && n > 1) {
+		for (i = 0; i < n; i++)
+			r[i] = b[n - 1 - i];
+		b = r;
+	}
+	if (fwrite(b, 1, n, f) != n) {
+		perror("kmtgen: write");
+		exit(1);
+	}
+}
+
+static void put8(FILE *f, unsigned int v)
+{
+	unsigned char b = v;
+
+	put(f, &b, 1);
+}
+
+static void put16(FILE *f, unsigned int v)
+{
+	__u16 x = v;
+
+	put(f, &x, 2);
+}
+
+static void put32(FILE *f, __u32 v)
+{
+	put(f, &v, 4);
+}
+
+static void put64(FILE *f, __u64 v)
+{
+	put(f, &v, 8);
+}
+
+static int type_of(const char *s)
+{
+	if (!strcmp(s, "kmalloc"))
+		return KMEMTRACE_TYPE_KMALLOC;
+	if (!strcmp(s, "cache"))
+		return KMEMTRACE_TYPE_CACHE;
+	if (!strcmp(s, "pages"))
+		return KMEMTRACE_TYPE_PAGES;
+	return -1;
+}
+
+int main(int argc, char **argv)
+{
+	FILE *cpu[MAX_CPUS] = { NULL }, *meta, *syms = NULL;
+	char line[512], path[4096];
+	const char *dir;
+	int seq = 0, ncpus = 0, lineno = 0, i;
+
+	if (argc == 3 && !strcmp(argv[1], "-s")) {
+		swap = true;
+		dir = argv[2];
+	} else if (argc == 2) {
+		dir = argv[1];
+	} else {
+		fprintf(stderr, "usage: kmtgen [-s] DIR < SCENARIO\n");
+		return 2;
+	}
+	if (mkdir(dir, 0755) && errno != EEXIST) {
+		perror(dir);
+		return 1;
+	}
+	while (fgets(line, sizeof(line), stdin)) {
+		char op[16], type[16], name[256];
+		unsigned long long site, ptr, req, alloc, t;
+		int c, n, ty;
+		bool is_alloc;
+		FILE *f;
+
+		lineno++;
+		if (line[0] == '#' || line[strspn(line, " \t")] == '\n')
+			continue;
+		if (sscanf(line, "sym %llx %255s", &site, name) == 2) {
+			if (!syms) {
+				snprintf(path, sizeof(path), "%s/kallsyms", dir);
+				syms = fopen(path, "w");
+				if (!syms) {
+					perror(path);
+					return 1;
+				}
+			}
+			fprintf(syms, "%016llx T %s\n", site, name);
+			continue;
+		}
+		n = sscanf(line, "%d %15s %15s %llx %llx %llu %llu %llu", &c, op, type, &site, &ptr,
+			   &req, &alloc, &t);
+		is_alloc = !strcmp(op, "alloc");
+		ty = type_of(type);
+		if (n < 5 || c < 0 || c >= MAX_CPUS || ty < 0 ||
+		    (!is_alloc && strcmp(op, "free")) || (is_alloc && n < 7) ||
+		    (!is_alloc && n > 6)) {
+			fprintf(stderr, "kmtgen: line %d: not an event: %s", lineno, line);
+			return 2;
+		}
+		if (!is_alloc && n == 6)
+			t = req;
+		else if (n < (is_alloc ? 8 : 6))
+			t = 1000ULL * seq;
+		while (ncpus <= c) {
+			snprintf(path, sizeof(path), "%s/cpu%d", dir, ncpus);
+			cpu[ncpus] = fopen(path, "wb");
+			if (!cpu[ncpus]) {
+				perror(path);
+				return 1;
+			}
+			ncpus++;
+		}
+		f = cpu[c];
+		put8(f, is_alloc ? KMEMTRACE_EVENT_ALLOC : KMEMTRACE_EVENT_FREE);
+		put8(f, ty);
+		put16(f, is_alloc ? 77 : 46);
+		put32(f, seq);
+		put64(f, site);
+		put64(f, ptr);
+		if (is_alloc) {
+			put64(f, req);
+			put64(f, alloc);
+			put32(f, 0xcc0);
+			put32(f, -1);
+		}
+		put16(f, 11);
+		put8(f, KMEMTRACE_FEAT_TIME);
+		put64(f, t);
+		put16(f, 7);
+		put8(f, KMEMTRACE_FEAT_PID);
+		put32(f, 1);
+		if (is_alloc) {
+			put16(f, 7);
+			put8(f, KMEMTRACE_FEAT_NODE);
+			put32(f, -1);
+		}
+		put16(f, 4);
+		put8(f, KMEMTRACE_FEAT_CONTEXT);
+		put8(f, 0);
+		seq++;
+	}
+	for (i = 0; i < ncpus; i++)
+		fclose(cpu[i]);
+	if (syms)
+		fclose(syms);
+
+	snprintf(path, sizeof(path), "%s/meta", dir);
+	meta = fopen(path, "w");
+	if (!meta) {
+		perror(path);
+		return 1;
+	}
+	{
+		const __u16 one = 1;
+		bool little = *(const unsigned char *)&one;
+
+		fprintf(meta, "# synthetic capture written by kmtgen\n");
+		fprintf(meta, "abi_version %d\nendianness %s\n", KMEMTRACE_ABI_VERSION,
+			little != swap ? "little" : "big");
+	}
+	fprintf(meta, "word_size 64\nkernel_release synthetic\ncpus %d\ncpu_files", ncpus);
+	for (i = 0; i < ncpus; i++)
+		fprintf(meta, " cpu%d", i);
+	fprintf(meta, "\nstart_seq 0\nstart_lost_events 0\nfinished 1\n");
+	fprintf(meta, "drain_seq %d\nend_seq %d\nend_lost_events 0\ncomplete 1\nstopped 1\n", seq,
+		seq);
+	fprintf(meta, "symbols %s\n", syms ? "kallsyms" : "none");
+	fclose(meta);
+	return 0;
+}
