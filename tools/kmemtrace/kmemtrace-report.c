@@ -20,6 +20,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
 
 #include "kmt_events.h"
 
@@ -550,11 +552,30 @@ static struct input *next_input(void)
 
 /* ---- The analysis ---------------------------------------------------- */
 
+#define NR_TYPES	3
+#define NR_BUCKETS	48	/* requested sizes by power of two, up to 128 TiB */
+
 struct totals {
-	__u64 events, allocs, failed, frees, req, alloc, cross, unknown_ids;
+	__u64 events, allocs, failed, frees, req, alloc, cross, unknown_ids, filtered;
 	__u64 first_time, last_time;
 	bool have_time;
+	/* Per type: allocations, frees, bytes requested and allocated. */
+	__u64 type_allocs[NR_TYPES], type_frees[NR_TYPES];
+	__u64 type_req[NR_TYPES], type_alloc[NR_TYPES];
+	/* Allocations by requested size: bucket b holds [2^(b-1), 2^b). */
+	__u64 hist[NR_TYPES][NR_BUCKETS];
 } tot;
+
+static int bucket(__u64 size)
+{
+	int b = 0;
+
+	while (size && b < NR_BUCKETS - 1) {
+		size >>= 1;
+		b++;
+	}
+	return b;
+}
 
 static bool is_null_free(__u64 ptr)
 {
@@ -587,6 +608,10 @@ static void account(const struct kmt_event *e, int cpu)
 		s->allocs++;
 		s->req += e->bytes_req;
 		s->alloc += e->bytes_alloc;
+		tot.type_allocs[e->type_id]++;
+		tot.type_req[e->type_id] += e->bytes_req;
+		tot.type_alloc[e->type_id] += e->bytes_alloc;
+		tot.hist[e->type_id][bucket(e->bytes_req)]++;
 		tot.allocs++;
 		tot.req += e->bytes_req;
 		tot.alloc += e->bytes_alloc;
@@ -609,6 +634,7 @@ static void account(const struct kmt_event *e, int cpu)
 	s = site_of(e->call_site, e->type_id);
 	s->frees++;
 	tot.frees++;
+	tot.type_frees[e->type_id]++;
 	l = live_find(e->ptr);
 	if (!l) {
 		note_err(ERR_UNKNOWN, e->type_id, e->call_site, -1, 0);
@@ -650,7 +676,7 @@ static const char *const type_names[] = { "kmalloc", "cache", "pages" };
 
 static const char *type_name(int t)
 {
-	return t >= 0 && t < 3 ? type_names[t] : "-";
+	return t >= 0 && t < NR_TYPES ? type_names[t] : "-";
 }
 
 static double pct(double part, __u64 whole)
@@ -701,32 +727,6 @@ static int cmp_site(const void *a, const void *b)
 	return x->type - y->type;
 }
 
-static void print_sites(long top)
-{
-	struct site **v = xcalloc(nsites ? nsites : 1, sizeof(*v));
-	size_t i, n = 0;
-	char sym[320];
-
-	for (i = 0; i < sites_cap; i++)
-		if (sites[i].used)
-			v[n++] = &sites[i];
-	qsort(v, n, sizeof(*v), cmp_site);
-	printf("%-44s %-7s %9s %9s %12s %12s %6s %7s %7s %11s\n", "call site", "type",
-	       "allocs", "frees", "requested", "allocated", "frag%", "x-cpu", "live",
-	       "live bytes");
-	for (i = 0; i < n && (top < 0 || (long)i < top); i++) {
-		const struct site *s = v[i];
-
-		printf("%-44s %-7s %9llu %9llu %12llu %12llu %6.1f %7llu %7llu %11llu\n",
-		       symbolize(s->call_site, sym, sizeof(sym)), type_name(s->type),
-		       s->allocs, s->frees, s->req, s->alloc, pct(frag(s->alloc, s->req), s->alloc),
-		       s->cross, s->live, s->live_bytes);
-	}
-	if ((long)n > top && top >= 0)
-		printf("... %zu more call sites (--top)\n", n - top);
-	free(v);
-}
-
 static int cmp_err(const void *a, const void *b)
 {
 	const struct err *x = *(const struct err * const *)a;
@@ -741,45 +741,314 @@ static int cmp_err(const void *a, const void *b)
 	return x->site2 < y->site2 ? -1 : x->site2 > y->site2;
 }
 
-static void print_errors(long top)
+/* --site: the rows whose call site, as a symbol or in hex, contains it. */
+static const char *site_filter;
+
+static bool site_match(__u64 addr)
 {
-	struct err **v = xcalloc(nerrs ? nerrs : 1, sizeof(*v));
-	size_t i, n = 0;
+	char buf[320];
+
+	if (!site_filter)
+		return true;
+	if (strstr(symbolize(addr, buf, sizeof(buf)), site_filter))
+		return true;
+	snprintf(buf, sizeof(buf), "0x%llx", (unsigned long long)addr);
+	return strstr(buf, site_filter);
+}
+
+/* The report's rows, in their order. */
+static struct site **rows;
+static size_t nrows;
+static struct err **err_rows;
+static size_t nerr_rows;
+
+static void collect(void)
+{
+	size_t i;
+
+	rows = xcalloc(nsites + 1, sizeof(*rows));
+	for (i = 0; i < sites_cap; i++)
+		if (sites[i].used && site_match(sites[i].call_site))
+			rows[nrows++] = &sites[i];
+	qsort(rows, nrows, sizeof(*rows), cmp_site);
+	err_rows = xcalloc(nerrs + 1, sizeof(*err_rows));
+	for (i = 0; i < errs_cap; i++)
+		if (errs[i].used && (site_match(errs[i].site1) ||
+				     (errs[i].type2 >= 0 && site_match(errs[i].site2))))
+			err_rows[nerr_rows++] = &errs[i];
+	qsort(err_rows, nerr_rows, sizeof(*err_rows), cmp_err);
+}
+
+static __u64 live_bytes_total(void)
+{
+	__u64 b = 0;
+	size_t i;
+
+	for (i = 0; i < lives_cap; i++)
+		if (lives[i].used)
+			b += lives[i].alloc;
+	return b;
+}
+
+/* ---- Text ------------------------------------------------------------ */
+
+/* @v bytes in 7 columns or fewer: 1023, 1.5K, 12.3M, 100G. */
+static const char *human(__u64 v, char *buf, size_t len)
+{
+	static const char units[] = "KMGTPE";
+	double d = v;
+	int u = -1;
+
+	if (v < 1024) {
+		snprintf(buf, len, "%llu", (unsigned long long)v);
+		return buf;
+	}
+	while (d >= 1024 && u < 5) {
+		d /= 1024;
+		u++;
+	}
+	snprintf(buf, len, d < 10 ? "%.1f%c" : "%.0f%c", d, units[u]);
+	return buf;
+}
+
+static int text_width;	/* of the terminal, 0 when not one */
+
+static void print_error_text(const struct err *e)
+{
 	char s1[320], s2[320];
 
-	for (i = 0; i < errs_cap; i++)
-		if (errs[i].used)
-			v[n++] = &errs[i];
-	qsort(v, n, sizeof(*v), cmp_err);
-	for (i = 0; i < n; i++) {
-		const struct err *e = v[i];
+	switch (e->kind) {
+	case ERR_MISMATCH:
+		printf("%8llu x %s: %s %s freed as %s by %s\n", e->count,
+		       err_names[e->kind], type_name(e->type1),
+		       symbolize(e->site1, s1, sizeof(s1)),
+		       type_name(e->type2), symbolize(e->site2, s2, sizeof(s2)));
+		break;
+	case ERR_UNKNOWN:
+		printf("%8llu x %s: %s free by %s\n", e->count, err_names[e->kind],
+		       type_name(e->type1), symbolize(e->site1, s1, sizeof(s1)));
+		break;
+	case ERR_LESS:
+		printf("%8llu x %s: %s by %s\n", e->count, err_names[e->kind],
+		       type_name(e->type1), symbolize(e->site1, s1, sizeof(s1)));
+		break;
+	default:
+		printf("%8llu x %s: %s by %s, again by %s %s\n", e->count,
+		       err_names[e->kind], type_name(e->type1),
+		       symbolize(e->site1, s1, sizeof(s1)), type_name(e->type2),
+		       symbolize(e->site2, s2, sizeof(s2)));
+		break;
+	}
+}
 
-		if (top >= 0 && (long)i >= top)
-			break;
-		switch (e->kind) {
-		case ERR_MISMATCH:
-			printf("%8llu x %s: %s %s freed as %s by %s\n", e->count,
-			       err_names[e->kind], type_name(e->type1),
-			       symbolize(e->site1, s1, sizeof(s1)),
-			       type_name(e->type2), symbolize(e->site2, s2, sizeof(s2)));
-			break;
-		case ERR_UNKNOWN:
-			printf("%8llu x %s: %s free by %s\n", e->count, err_names[e->kind],
-			       type_name(e->type1), symbolize(e->site1, s1, sizeof(s1)));
-			break;
-		case ERR_LESS:
-			printf("%8llu x %s: %s by %s\n", e->count, err_names[e->kind],
-			       type_name(e->type1), symbolize(e->site1, s1, sizeof(s1)));
-			break;
-		default:
-			printf("%8llu x %s: %s by %s, again by %s %s\n", e->count,
-			       err_names[e->kind], type_name(e->type1),
-			       symbolize(e->site1, s1, sizeof(s1)), type_name(e->type2),
-			       symbolize(e->site2, s2, sizeof(s2)));
-			break;
+static void emit_text(long top)
+{
+	char sym[320], b1[16], b2[16], b3[16];
+	size_t i, n = top < 0 || (size_t)top > nrows ? nrows : (size_t)top;
+	int w = 9, t, b;
+	bool any = false;
+
+	printf("%llu events in %d files; %llu allocations (%llu failed), %llu frees\n",
+	       tot.events, ninputs, tot.allocs + tot.failed, tot.failed, tot.frees);
+	if (tot.filtered)
+		printf("%llu events left out by the filters\n", tot.filtered);
+	printf("requested %llu bytes, allocated %llu bytes, fragmentation %.1f%% (%lld bytes)\n",
+	       tot.req, tot.alloc, pct(frag(tot.alloc, tot.req), tot.alloc),
+	       frag(tot.alloc, tot.req));
+	for (t = 0; t < NR_TYPES; t++)
+		printf("  %-7s %9llu allocations %9llu frees, %s %llu, allocated %llu (%.1f%%)\n",
+		       type_names[t], tot.type_allocs[t], tot.type_frees[t], "requested",
+		       tot.type_req[t],
+		       tot.type_alloc[t], pct(frag(tot.type_alloc[t], tot.type_req[t]),
+					       tot.type_alloc[t]));
+	printf("freed on another CPU: %llu of %llu frees (%.1f%%)\n", tot.cross, tot.frees,
+	       pct(tot.cross, tot.frees));
+	printf("still allocated at the end: %zu objects, %llu bytes\n", nlives,
+	       live_bytes_total());
+	if (tot.unknown_ids)
+		printf("%llu events of a newer ABI skipped\n", tot.unknown_ids);
+	printf("errors:");
+	for (t = 0; t < NR_ERR; t++)
+		printf(" %s %llu%s", err_names[t], err_totals[t], t + 1 < NR_ERR ? "," : "\n");
+
+	/* The call site column: as wide as its longest name, or the terminal allows. */
+	for (i = 0; i < n; i++) {
+		int l = strlen(symbolize(rows[i]->call_site, sym, sizeof(sym)));
+
+		if (l > w)
+			w = l;
+	}
+	if (text_width && w > text_width - 75)
+		w = text_width - 75 < 16 ? 16 : text_width - 75;
+	printf("\n%-*s %-7s %9s %9s %7s %7s %6s %7s %7s %7s\n", w, "call site", "type",
+	       "allocs", "frees", "req", "alloc", "frag%", "x-cpu", "live", "live B");
+	for (i = 0; i < n; i++) {
+		const struct site *s = rows[i];
+
+		printf("%-*.*s %-7s %9llu %9llu %7s %7s %6.1f %7llu %7llu %7s\n", w, w,
+		       symbolize(s->call_site, sym, sizeof(sym)), type_name(s->type), s->allocs,
+		       s->frees, human(s->req, b1, sizeof(b1)), human(s->alloc, b2, sizeof(b2)),
+		       pct(frag(s->alloc, s->req), s->alloc), s->cross, s->live,
+		       human(s->live_bytes, b3, sizeof(b3)));
+	}
+	if (n < nrows)
+		printf("... %zu more call sites (--top)\n", nrows - n);
+
+	for (i = 0; i < nrows && (top < 0 || i < (size_t)top); i++)
+		any |= rows[i]->live != 0;
+	if (any) {
+		printf("\nstill allocated at the end, by call site: objects, bytes, oldest (s)\n");
+		for (i = 0, b = 0; i < nrows && (top < 0 || b < top); i++) {
+			const struct site *s = rows[i];
+
+			if (!s->live)
+				continue;
+			printf("  %-*s %-7s %9llu %9llu %10.6f\n", w,
+			       symbolize(s->call_site, sym, sizeof(sym)), type_name(s->type),
+			       s->live, s->live_bytes, s->oldest / 1e9);
+			b++;
 		}
 	}
-	free(v);
+	if (nerr_rows) {
+		printf("\n");
+		for (i = 0; i < nerr_rows && (top < 0 || i < (size_t)top); i++)
+			print_error_text(err_rows[i]);
+		if (top >= 0 && nerr_rows > (size_t)top)
+			printf("... %zu more (--top)\n", nerr_rows - top);
+	}
+	printf("\nallocations by requested size (bytes):\n");
+	for (t = 0; t < NR_TYPES; t++) {
+		if (!tot.type_allocs[t])
+			continue;
+		printf("  %s:", type_names[t]);
+		for (b = 0; b < NR_BUCKETS; b++)
+			if (tot.hist[t][b])
+				printf(" <%s %llu", human(1ULL << b, b1, sizeof(b1)),
+				       tot.hist[t][b]);
+		printf("\n");
+	}
+}
+
+/* ---- JSON, CSV, folded ----------------------------------------------- */
+
+static void json_str(const char *s)
+{
+	putchar('"');
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			printf("\\%c", *s);
+		else if ((unsigned char)*s < 0x20)
+			printf("\\u%04x", *s);
+		else
+			putchar(*s);
+	}
+	putchar('"');
+}
+
+static void emit_json(long top)
+{
+	char sym[320];
+	size_t i, n = top < 0 || (size_t)top > nrows ? nrows : (size_t)top;
+	int t;
+
+	printf("{\n  \"events\": %llu, \"files\": %d, \"filtered\": %llu, \"newer_abi\": %llu,\n",
+	       tot.events, ninputs, tot.filtered, tot.unknown_ids);
+	printf("  \"allocations\": %llu, \"failed\": %llu, \"frees\": %llu,\n", tot.allocs,
+	       tot.failed, tot.frees);
+	printf("  \"bytes_req\": %llu, \"bytes_alloc\": %llu, \"cross_cpu_frees\": %llu,\n",
+	       tot.req, tot.alloc, tot.cross);
+	printf("  \"live\": %zu, \"live_bytes\": %llu,\n  \"types\": {", nlives,
+	       live_bytes_total());
+	for (t = 0; t < NR_TYPES; t++)
+		printf("%s\n    \"%s\": { \"allocations\": %llu, \"frees\": %llu, ", t ? "," : "",
+		       type_names[t], tot.type_allocs[t], tot.type_frees[t]);
+		printf("\"bytes_req\": %llu, \"bytes_alloc\": %llu }", tot.type_req[t],
+		       tot.type_alloc[t]);
+	printf("\n  },\n  \"errors\": {");
+	for (t = 0; t < NR_ERR; t++)
+		printf("%s \"%s\": %llu", t ? "," : "", err_names[t], err_totals[t]);
+	printf(" },\n  \"sites\": [");
+	for (i = 0; i < n; i++) {
+		const struct site *s = rows[i];
+
+		printf("%s\n    { \"call_site\": \"0x%llx\", \"symbol\": ", i ? "," : "",
+		       (unsigned long long)s->call_site);
+		json_str(symbolize(s->call_site, sym, sizeof(sym)));
+		printf(", \"type\": \"%s\", \"allocations\": %llu, \"failed\": %llu,",
+		       type_name(s->type), s->allocs, s->failed);
+		printf(" \"frees\": %llu,", s->frees);
+		printf(" \"bytes_req\": %llu, \"bytes_alloc\": %llu, \"cross_cpu_frees\": %llu,",
+		       s->req, s->alloc, s->cross);
+		printf(" \"live\": %llu, \"live_bytes\": %llu, \"oldest_live_ns\": %llu }", s->live,
+		       s->live_bytes, s->oldest);
+	}
+	printf("\n  ],\n  \"error_sites\": [");
+	for (i = 0; i < nerr_rows && (top < 0 || i < (size_t)top); i++) {
+		const struct err *e = err_rows[i];
+
+		printf("%s\n    { \"kind\": \"%s\", \"count\": %llu, \"type\": \"%s\", \"site\": ",
+		       i ? "," : "", err_names[e->kind], e->count, type_name(e->type1));
+		json_str(symbolize(e->site1, sym, sizeof(sym)));
+		if (e->type2 >= 0 && e->kind != ERR_LESS) {
+			printf(", \"other_type\": \"%s\", \"other_site\": ", type_name(e->type2));
+			json_str(symbolize(e->site2, sym, sizeof(sym)));
+		}
+		printf(" }");
+	}
+	printf("\n  ]\n}\n");
+}
+
+/* A field that may hold a comma or a quote, as RFC 4180 quotes it. */
+static void csv_str(const char *s)
+{
+	if (!strpbrk(s, ",\"\n")) {
+		fputs(s, stdout);
+		return;
+	}
+	putchar('"');
+	for (; *s; s++) {
+		if (*s == '"')
+			putchar('"');
+		putchar(*s);
+	}
+	putchar('"');
+}
+
+static void emit_csv(long top)
+{
+	char sym[320];
+	size_t i, n = top < 0 || (size_t)top > nrows ? nrows : (size_t)top;
+
+	printf("call_site,symbol,type,allocations,failed,frees,bytes_req,bytes_alloc,");
+	printf("cross_cpu_frees,live,live_bytes,oldest_live_ns\n");
+	for (i = 0; i < n; i++) {
+		const struct site *s = rows[i];
+
+		printf("0x%llx,", (unsigned long long)s->call_site);
+		csv_str(symbolize(s->call_site, sym, sizeof(sym)));
+		printf(",%s,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu\n", type_name(s->type),
+		       s->allocs, s->failed, s->frees, s->req, s->alloc, s->cross, s->live,
+		       s->live_bytes, s->oldest);
+	}
+}
+
+/* For flame graph tools: "function;type bytes", the bytes allocated. */
+static void emit_folded(long top)
+{
+	char sym[320], *plus;
+	size_t i, n = top < 0 || (size_t)top > nrows ? nrows : (size_t)top;
+
+	for (i = 0; i < n; i++) {
+		const struct site *s = rows[i];
+
+		if (!s->alloc)
+			continue;
+		symbolize(s->call_site, sym, sizeof(sym));
+		plus = strchr(sym, '+');
+		if (plus)
+			*plus = '\0';
+		printf("%s;%s %llu\n", sym, type_name(s->type), s->alloc);
+	}
 }
 
 static void print_help(FILE *f)
@@ -788,52 +1057,127 @@ static void print_help(FILE *f)
 		"usage: %s [OPTIONS] DIR\n"
 		"Reports on a kmemtraced capture in DIR: memory and fragmentation per\n"
 		"call site, cross-CPU frees, errors and what was still allocated at the end.\n"
+		"  -f, --format=FMT     text (default), json, csv (the call sites), or folded\n"
+		"                       (\"function;type bytes\" lines for flame graphs)\n"
 		"  -s, --sort=KEY       order of the call sites: bytes (allocated, default),\n"
 		"                       req, hits, frag, cross, live\n"
 		"  -n, --top=N          at most N call sites and N errors (default 20, -1 all)\n"
+		"  -t, --type=TYPE      only kmalloc, cache or pages events\n"
+		"  -c, --cpu=N          only the events recorded on CPU N\n"
+		"  -w, --window=A:B     only the events from A to B seconds after the first\n"
+		"                       (either may be left out)\n"
+		"  -S, --site=TEXT      only the call sites (and errors) whose symbol or\n"
+		"                       address contains TEXT\n"
 		"  -k, --kallsyms=FILE  symbols from FILE (kallsyms or System.map format)\n"
 		"                       instead of DIR/kallsyms\n"
 		"  -h, --help           print this text\n"
 		"Exit status: 0 done, 1 usage, 2 the capture cannot be read.\n", prog);
 }
 
+static int bad_option(const char *opt, const char *arg, const char *what)
+{
+	fprintf(stderr, "%s: --%s=%s: %s\n", prog, opt, arg, what);
+	print_help(stderr);
+	return 1;
+}
+
+/* "A:B" in seconds, either side optional, into [*from, *to) in ns. */
+static bool parse_window(const char *arg, __u64 *from, __u64 *to)
+{
+	const char *colon = strchr(arg, ':');
+	char *end;
+	double a = 0, b = -1;
+
+	if (!colon)
+		return false;
+	if (colon != arg) {
+		a = strtod(arg, &end);
+		if (end != colon || a < 0)
+			return false;
+	}
+	if (colon[1]) {
+		b = strtod(colon + 1, &end);
+		if (*end || b < a)
+			return false;
+	}
+	*from = a * 1e9;
+	*to = b < 0 ? ~0ULL : (__u64)(b * 1e9);
+	return true;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
+		{ "format", required_argument, NULL, 'f' },
 		{ "sort", required_argument, NULL, 's' },
 		{ "top", required_argument, NULL, 'n' },
+		{ "type", required_argument, NULL, 't' },
+		{ "cpu", required_argument, NULL, 'c' },
+		{ "window", required_argument, NULL, 'w' },
+		{ "site", required_argument, NULL, 'S' },
 		{ "kallsyms", required_argument, NULL, 'k' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
+	static const char *const formats[] = { "text", "json", "csv", "folded" };
 	const char *dir, *symfile = NULL;
+	int format = 0, only_type = -1, only_cpu = -1;
+	__u64 from = 0, to = ~0ULL, base = 0;
+	bool windowed = false, have_base = false;
 	char path[PATH_MAX], *end;
 	struct input *in;
 	struct meta *m;
-	long top = 20;
+	long top = 20, v;
 	size_t i;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "s:n:k:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "f:s:n:t:c:w:S:k:h", longopts, NULL)) != -1) {
 		switch (c) {
+		case 'f':
+			for (i = 0; i < ARRAY_SIZE(formats); i++)
+				if (!strcmp(optarg, formats[i]))
+					break;
+			if (i == ARRAY_SIZE(formats))
+				return bad_option("format", optarg,
+						  "not text, json, csv or folded");
+			format = i;
+			break;
 		case 's':
 			for (i = 0; i < ARRAY_SIZE(sort_names); i++)
 				if (!strcmp(optarg, sort_names[i]))
 					break;
-			if (i == ARRAY_SIZE(sort_names)) {
-				fprintf(stderr, "%s: --sort=%s: not a sort key\n", prog, optarg);
-				print_help(stderr);
-				return 1;
-			}
+			if (i == ARRAY_SIZE(sort_names))
+				return bad_option("sort", optarg, "not a sort key");
 			sort_key = i;
 			break;
 		case 'n':
 			errno = 0;
 			top = strtol(optarg, &end, 10);
-			if (errno || *end || !*optarg || top < -1) {
-				fprintf(stderr, "%s: --top=%s: not a number >= -1\n", prog, optarg);
-				return 1;
-			}
+			if (errno || *end || !*optarg || top < -1)
+				return bad_option("top", optarg, "not a number >= -1");
+			break;
+		case 't':
+			for (i = 0; i < NR_TYPES; i++)
+				if (!strcmp(optarg, type_names[i]))
+					break;
+			if (i == NR_TYPES)
+				return bad_option("type", optarg, "not kmalloc, cache or pages");
+			only_type = i;
+			break;
+		case 'c':
+			errno = 0;
+			v = strtol(optarg, &end, 10);
+			if (errno || *end || !*optarg || v < 0 || v > INT_MAX)
+				return bad_option("cpu", optarg, "not a CPU number");
+			only_cpu = v;
+			break;
+		case 'w':
+			if (!parse_window(optarg, &from, &to))
+				return bad_option("window", optarg, "not A:B seconds with A <= B");
+			windowed = true;
+			break;
+		case 'S':
+			site_filter = optarg;
 			break;
 		case 'k':
 			symfile = optarg;
@@ -867,38 +1211,46 @@ int main(int argc, char **argv)
 	}
 	open_inputs(dir, m);
 	while ((in = next_input())) {
-		account(&in->ev, in->cpu);
+		const struct kmt_event *e = &in->ev;
+
+		if (e->has_time && !have_base) {
+			base = e->time;
+			have_base = true;
+		}
+		if ((only_type >= 0 && e->type_id != only_type) ||
+		    (only_cpu >= 0 && in->cpu != only_cpu) ||
+		    (windowed && (!e->has_time || e->time - base < from || e->time - base >= to))) {
+			tot.events++;
+			tot.filtered++;
+		} else {
+			account(e, in->cpu);
+		}
 		next_event(in);
 	}
 	leaks();
+	collect();
+	if (isatty(STDOUT_FILENO)) {
+		struct winsize ws;
 
-	printf("%llu events in %d files; %llu allocations (%llu failed), %llu frees\n",
-	       tot.events, ninputs, tot.allocs + tot.failed, tot.failed, tot.frees);
-	printf("requested %llu bytes, allocated %llu bytes, fragmentation %.1f%% (%lld bytes)\n",
-	       tot.req, tot.alloc, pct(frag(tot.alloc, tot.req), tot.alloc),
-	       frag(tot.alloc, tot.req));
-	printf("freed on another CPU: %llu of %llu frees (%.1f%%)\n", tot.cross, tot.frees,
-	       pct(tot.cross, tot.frees));
-	{
-		__u64 live_bytes = 0;
-
-		for (i = 0; i < lives_cap; i++)
-			if (lives[i].used)
-				live_bytes += lives[i].alloc;
-		printf("still allocated at the end: %zu objects, %llu bytes\n", nlives,
-		       live_bytes);
+		if (!ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) && ws.ws_col)
+			text_width = ws.ws_col;
 	}
-	if (tot.unknown_ids)
-		printf("%llu events of a newer ABI skipped\n", tot.unknown_ids);
-	printf("errors:");
-	for (c = 0; c < NR_ERR; c++)
-		printf(" %s %llu%s", err_names[c], err_totals[c], c + 1 < NR_ERR ? "," : "\n");
-	printf("\n");
-	print_sites(top);
-	if (nerrs) {
-		printf("\n");
-		print_errors(top);
+	switch (format) {
+	case 1:
+		emit_json(top);
+		break;
+	case 2:
+		emit_csv(top);
+		break;
+	case 3:
+		emit_folded(top);
+		break;
+	default:
+		emit_text(top);
+		break;
 	}
+	if (fflush(stdout) || ferror(stdout))
+		die(2, "writing the report: %s", strerror(errno));
 
 	for (c = 0; c < ninputs; c++)
 		free(inputs[c].buf);
@@ -908,6 +1260,8 @@ int main(int argc, char **argv)
 	free(sites);
 	free(lives);
 	free(errs);
+	free(rows);
+	free(err_rows);
 	free(m);
 	return 0;
 }
