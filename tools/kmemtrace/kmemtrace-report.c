@@ -959,11 +959,12 @@ static void emit_json(long top)
 	       tot.req, tot.alloc, tot.cross);
 	printf("  \"live\": %zu, \"live_bytes\": %llu,\n  \"types\": {", nlives,
 	       live_bytes_total());
-	for (t = 0; t < NR_TYPES; t++)
+	for (t = 0; t < NR_TYPES; t++) {
 		printf("%s\n    \"%s\": { \"allocations\": %llu, \"frees\": %llu, ", t ? "," : "",
 		       type_names[t], tot.type_allocs[t], tot.type_frees[t]);
 		printf("\"bytes_req\": %llu, \"bytes_alloc\": %llu }", tot.type_req[t],
 		       tot.type_alloc[t]);
+	}
 	printf("\n  },\n  \"errors\": {");
 	for (t = 0; t < NR_ERR; t++)
 		printf("%s \"%s\": %llu", t ? "," : "", err_names[t], err_totals[t]);
