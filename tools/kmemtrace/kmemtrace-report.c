@@ -231,70 +231,98 @@ static __u64 mix(__u64 x)
 	return x;
 }
 
-/* Per call site and type. */
+/* Per call site and type, in a dense array: an entry's index never changes. */
 struct site {
 	__u64 call_site;
 	int type;
-	bool used;
 	__u64 allocs, failed, frees, req, alloc, cross;
 	__u64 live, live_bytes, oldest;	/* at the end */
 };
 
 static struct site *sites;
-static size_t sites_cap, nsites;
+static size_t nsites, sites_cap;
 
-static size_t site_get(__u64 call_site, int type);
+/* The index: open addressing from (call site, type) to 1 + the index. */
+struct site_slot {
+	__u64 call_site;
+	unsigned int type;
+	unsigned int index1;
+};
 
-/* The site's entry; the pointer lasts until the next call. */
-static struct site *site_of(__u64 call_site, int type)
+static struct site_slot *site_tab;
+static size_t site_tab_cap;
+
+static struct site_slot *site_slot(__u64 call_site, unsigned int type)
 {
-	size_t i = site_get(call_site, type);
+	size_t i = mix(call_site ^ ((__u64)type << 62)) & (site_tab_cap - 1);
 
-	return &sites[i];
+	while (site_tab[i].index1 &&
+	       (site_tab[i].call_site != call_site || site_tab[i].type != type))
+		i = (i + 1) & (site_tab_cap - 1);
+	return &site_tab[i];
 }
 
-static void sites_grow(void)
+static unsigned int site_new(__u64 call_site, int type)
 {
-	struct site *old = sites;
-	size_t i, old_cap = sites_cap;
+	struct site_slot *slot;
 
-	sites_cap = sites_cap ? 2 * sites_cap : 1024;
-	sites = xcalloc(sites_cap, sizeof(*sites));
-	nsites = 0;
-	for (i = 0; i < old_cap; i++)
-		if (old[i].used)
-			*site_of(old[i].call_site, old[i].type) = old[i];
-	free(old);
-}
+	if (2 * (nsites + 1) > site_tab_cap) {
+		struct site_slot *old = site_tab;
+		size_t i, old_cap = site_tab_cap;
 
-static size_t site_get(__u64 call_site, int type)
-{
-	size_t i;
-
-	if (2 * (nsites + 1) > sites_cap)
-		sites_grow();
-	i = mix(call_site ^ ((__u64)type << 62)) & (sites_cap - 1);
-	for (;; i = (i + 1) & (sites_cap - 1)) {
-		if (!sites[i].used) {
-			sites[i].used = true;
-			sites[i].call_site = call_site;
-			sites[i].type = type;
-			nsites++;
-			return i;
-		}
-		if (sites[i].call_site == call_site && sites[i].type == type)
-			return i;
+		site_tab_cap = site_tab_cap ? 2 * site_tab_cap : 1024;
+		site_tab = xcalloc(site_tab_cap, sizeof(*site_tab));
+		for (i = 0; i < old_cap; i++)
+			if (old[i].index1)
+				*site_slot(old[i].call_site, old[i].type) = old[i];
+		free(old);
 	}
+	slot = site_slot(call_site, type);
+	if (slot->index1)
+		return slot->index1 - 1;
+	if (nsites == sites_cap) {
+		sites_cap = sites_cap ? 2 * sites_cap : 1024;
+		sites = realloc(sites, sites_cap * sizeof(*sites));
+		if (!sites)
+			die(2, "out of memory");
+	}
+	memset(&sites[nsites], 0, sizeof(sites[0]));
+	sites[nsites].call_site = call_site;
+	sites[nsites].type = type;
+	slot->call_site = call_site;
+	slot->type = type;
+	slot->index1 = ++nsites;
+	return nsites - 1;
+}
+
+/*
+ * The index of a site, through a small direct-mapped cache in front of
+ * the table: a capture has few call sites, each hit again and again.
+ */
+#define SITE_CACHE	4096	/* the hash below takes 12 bits */
+
+static unsigned int site_cache[SITE_CACHE];
+
+static unsigned int site_index(__u64 call_site, int type)
+{
+	unsigned int h = ((call_site + type) * 0x9e3779b97f4a7c15ULL) >> 52;
+	unsigned int i = site_cache[h];
+
+	if (i < nsites && sites[i].call_site == call_site && sites[i].type == type)
+		return i;
+	i = site_new(call_site, type);
+	site_cache[h] = i;
+	return i;
 }
 
 /*
  * Live allocations by pointer. Linear probing with deletion by backward
- * shift: the table holds live objects only. Sites are named by call
- * site and type rather than by index, which a growing site table moves.
+ * shift: the table holds live objects only.
  */
 struct live {
-	__u64 ptr, call_site, req, alloc, time;
-	int type, cpu;
+	__u64 ptr, alloc, time;
+	unsigned int site;	/* index in sites[] */
+	int cpu;
 	bool used;
 };
 
@@ -316,7 +344,8 @@ static void lives_grow(void)
 	struct live *old = lives;
 	size_t i, old_cap = lives_cap;
 
-	lives_cap = lives_cap ? 2 * lives_cap : 1 << 16;
+	/* Small to start with: a table that fits the cache is most of the speed. */
+	lives_cap = lives_cap ? 2 * lives_cap : 1024;
 	lives = xcalloc(lives_cap, sizeof(*lives));
 	for (i = 0; i < old_cap; i++)
 		if (old[i].used)
@@ -345,6 +374,7 @@ static struct live *live_add(__u64 ptr)
 		nlives++;
 		l->used = true;
 		l->ptr = ptr;
+		l->site = UINT_MAX;	/* new: not allocated before */
 	}
 	return l;
 }
@@ -447,13 +477,15 @@ static void note_err(int kind, int type1, __u64 site1, int type2, __u64 site2)
 
 /* ---- Reading the CPU files, merged by sequence number --------------- */
 
+/* One CPU file, read 1 MiB at a time. */
 struct input {
 	FILE *f;
 	char path[PATH_MAX];
 	int cpu;
 	unsigned char *buf;
-	size_t len, off;
+	size_t len, off;		/* bytes in buf, and read of them */
 	unsigned long long file_off;	/* of buf[0] */
+	bool eof;			/* buf reaches the end of the file */
 	bool have;
 	struct kmt_event ev;
 	__s64 seq;			/* unwrapped */
@@ -465,6 +497,20 @@ static int ninputs;
 static bool swap;
 static bool have_ref;
 static int32_t ref;
+
+/* Moves the unread bytes to the start of the buffer, and fills it. */
+static void refill(struct input *in)
+{
+	size_t avail = in->len - in->off;
+
+	memmove(in->buf, in->buf + in->off, avail);
+	in->file_off += in->off;
+	in->off = 0;
+	in->len = avail + fread(in->buf + avail, 1, READ_CHUNK - avail, in->f);
+	if (ferror(in->f))
+		die(2, "%s: %s", in->path, strerror(errno));
+	in->eof = in->len == avail;
+}
 
 /* Reads the next event of @in into in->ev; in->have says if there was one. */
 static void next_event(struct input *in)
@@ -478,7 +524,7 @@ static void next_event(struct input *in)
 		size = kmt_peek_size(in->buf + in->off, avail, swap);
 		if (avail >= KMT_HDR_SIZE && size && size <= avail)
 			break;
-		if (avail >= EVENT_MAX || !in->f) {
+		if (avail >= EVENT_MAX || in->eof) {
 			if (!avail) {
 				in->have = false;
 				return;
@@ -487,16 +533,7 @@ static void next_event(struct input *in)
 			die(2, "%s: offset %llu: %s", in->path, in->file_off + in->off,
 			    err ?: "truncated event");
 		}
-		memmove(in->buf, in->buf + in->off, avail);
-		in->file_off += in->off;
-		in->off = 0;
-		in->len = avail + fread(in->buf + avail, 1, READ_CHUNK - avail, in->f);
-		if (ferror(in->f))
-			die(2, "%s: %s", in->path, strerror(errno));
-		if (in->len == avail) {
-			fclose(in->f);
-			in->f = NULL;
-		}
+		refill(in);
 	}
 	err = kmt_decode(in->buf + in->off, in->len - in->off, swap, &in->ev);
 	if (err)
@@ -534,6 +571,7 @@ static void open_inputs(const char *dir, const struct meta *m)
 			die(2, "%s: %s", in->path, strerror(errno));
 		in->buf = xcalloc(1, READ_CHUNK);
 		in->first = true;
+		refill(in);
 		next_event(in);
 	}
 }
@@ -568,13 +606,9 @@ struct totals {
 
 static int bucket(__u64 size)
 {
-	int b = 0;
+	int b = size ? 64 - __builtin_clzll(size) : 0;
 
-	while (size && b < NR_BUCKETS - 1) {
-		size >>= 1;
-		b++;
-	}
-	return b;
+	return b < NR_BUCKETS ? b : NR_BUCKETS - 1;
 }
 
 static bool is_null_free(__u64 ptr)
@@ -586,6 +620,7 @@ static void account(const struct kmt_event *e, int cpu)
 {
 	struct site *s;
 	struct live *l;
+	unsigned int si;
 
 	tot.events++;
 	if (e->unknown) {
@@ -599,7 +634,8 @@ static void account(const struct kmt_event *e, int cpu)
 		tot.have_time = true;
 	}
 	if (e->event_id == KMEMTRACE_EVENT_ALLOC) {
-		s = site_of(e->call_site, e->type_id);
+		si = site_index(e->call_site, e->type_id);
+		s = &sites[si];
 		if (!e->ptr) {
 			s->failed++;
 			tot.failed++;
@@ -617,13 +653,11 @@ static void account(const struct kmt_event *e, int cpu)
 		tot.alloc += e->bytes_alloc;
 		if (e->bytes_alloc < e->bytes_req)
 			note_err(ERR_LESS, e->type_id, e->call_site, e->type_id, e->call_site);
-		l = live_find(e->ptr);
-		if (l)
-			note_err(ERR_REALLOC, l->type, l->call_site, e->type_id, e->call_site);
 		l = live_add(e->ptr);
-		l->call_site = e->call_site;
-		l->type = e->type_id;
-		l->req = e->bytes_req;
+		if (l->site != UINT_MAX)
+			note_err(ERR_REALLOC, sites[l->site].type, sites[l->site].call_site,
+				 e->type_id, e->call_site);
+		l->site = si;
 		l->alloc = e->bytes_alloc;
 		l->time = e->time;
 		l->cpu = cpu;
@@ -631,7 +665,8 @@ static void account(const struct kmt_event *e, int cpu)
 	}
 	if (is_null_free(e->ptr))
 		return;
-	s = site_of(e->call_site, e->type_id);
+	si = site_index(e->call_site, e->type_id);	/* may move sites[] */
+	s = &sites[si];
 	s->frees++;
 	tot.frees++;
 	tot.type_frees[e->type_id]++;
@@ -640,10 +675,11 @@ static void account(const struct kmt_event *e, int cpu)
 		note_err(ERR_UNKNOWN, e->type_id, e->call_site, -1, 0);
 		return;
 	}
-	if (l->type != e->type_id)
-		note_err(ERR_MISMATCH, l->type, l->call_site, e->type_id, e->call_site);
+	if (sites[l->site].type != e->type_id)
+		note_err(ERR_MISMATCH, sites[l->site].type, sites[l->site].call_site, e->type_id,
+			 e->call_site);
 	if (l->cpu != cpu) {
-		site_of(l->call_site, l->type)->cross++;
+		sites[l->site].cross++;
 		tot.cross++;
 	}
 	live_del(l);
@@ -661,7 +697,7 @@ static void leaks(void)
 
 		if (!l->used)
 			continue;
-		s = site_of(l->call_site, l->type);
+		s = &sites[l->site];
 		s->live++;
 		s->live_bytes += l->alloc;
 		age = tot.last_time > l->time ? tot.last_time - l->time : 0;
@@ -767,8 +803,8 @@ static void collect(void)
 	size_t i;
 
 	rows = xcalloc(nsites + 1, sizeof(*rows));
-	for (i = 0; i < sites_cap; i++)
-		if (sites[i].used && site_match(sites[i].call_site))
+	for (i = 0; i < nsites; i++)
+		if (site_match(sites[i].call_site))
 			rows[nrows++] = &sites[i];
 	qsort(rows, nrows, sizeof(*rows), cmp_site);
 	err_rows = xcalloc(nerrs + 1, sizeof(*err_rows));
@@ -1253,12 +1289,15 @@ int main(int argc, char **argv)
 	if (fflush(stdout) || ferror(stdout))
 		die(2, "writing the report: %s", strerror(errno));
 
-	for (c = 0; c < ninputs; c++)
+	for (c = 0; c < ninputs; c++) {
 		free(inputs[c].buf);
+		fclose(inputs[c].f);
+	}
 	for (i = 0; i < nsyms; i++)
 		free(syms[i].name);
 	free(syms);
 	free(sites);
+	free(site_tab);
 	free(lives);
 	free(errs);
 	free(rows);

@@ -4,8 +4,11 @@
  * from a scripted scenario, for the host tests of kmemtrace-report.
  *
  *   kmtgen [-s] DIR < SCENARIO
+ *   kmtgen [-s] -n PAIRS DIR
  *
- * -s writes the other byte order (and says so in meta). SCENARIO has one
+ * -s writes the other byte order (and says so in meta). -n writes PAIRS
+ * kmalloc()/kfree() pairs from 64 call sites on 2 CPUs instead, each
+ * object freed 1024 allocations later, for benchmarks. SCENARIO has one
  * line per event, numbered from 0 in order, with a time stamp of 1000 ns
  * per number unless given:
  *
@@ -82,32 +85,116 @@ static int type_of(const char *s)
 	return -1;
 }
 
+static void write_event(FILE *f, bool is_alloc, int ty, int seq, unsigned long long site,
+			unsigned long long ptr, unsigned long long req, unsigned long long alloc,
+			unsigned long long t)
+{
+	put8(f, is_alloc ? KMEMTRACE_EVENT_ALLOC : KMEMTRACE_EVENT_FREE);
+	put8(f, ty);
+	put16(f, is_alloc ? 77 : 46);
+	put32(f, seq);
+	put64(f, site);
+	put64(f, ptr);
+	if (is_alloc) {
+		put64(f, req);
+		put64(f, alloc);
+		put32(f, 0xcc0);
+		put32(f, -1);
+	}
+	put16(f, 11);
+	put8(f, KMEMTRACE_FEAT_TIME);
+	put64(f, t);
+	put16(f, 7);
+	put8(f, KMEMTRACE_FEAT_PID);
+	put32(f, 1);
+	if (is_alloc) {
+		put16(f, 7);
+		put8(f, KMEMTRACE_FEAT_NODE);
+		put32(f, -1);
+	}
+	put16(f, 4);
+	put8(f, KMEMTRACE_FEAT_CONTEXT);
+	put8(f, 0);
+}
+
+static FILE *open_cpu(const char *dir, int c)
+{
+	char path[4096];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/cpu%d", dir, c);
+	f = fopen(path, "wb");
+	if (!f) {
+		perror(path);
+		exit(1);
+	}
+	setvbuf(f, NULL, _IOFBF, 1 << 20);
+	return f;
+}
+
+/* -n: a storm of pairs, each object freed 1024 allocations later. */
+static int storm(FILE **cpu, long long pairs)
+{
+	long long i;
+	int seq = 0;
+
+	for (i = 0; i < pairs + 1024; i++) {
+		if (i < pairs) {
+			unsigned long long req = 16 + (i * 7919) % 4000;
+
+			write_event(cpu[i & 1], true, KMEMTRACE_TYPE_KMALLOC, seq, 0xffffffff81100000ULL +
+				    16 * (i % 64), 0xffff888000000000ULL + 4096 * (i % 1048576), req,
+				    (req + 63) & ~63ULL, 1000ULL * seq);
+			seq++;
+		}
+		if (i >= 1024) {
+			long long j = i - 1024;
+
+			write_event(cpu[(i >> 1) & 1], false, KMEMTRACE_TYPE_KMALLOC, seq,
+				    0xffffffff81200000ULL + 16 * (j % 64),
+				    0xffff888000000000ULL + 4096 * (j % 1048576), 0, 0, 1000ULL * seq);
+			seq++;
+		}
+	}
+	return seq;
+}
+
 int main(int argc, char **argv)
 {
 	FILE *cpu[MAX_CPUS] = { NULL }, *meta, *syms = NULL;
 	char line[512], path[4096];
 	const char *dir;
-	int seq = 0, ncpus = 0, lineno = 0, i;
+	int seq = 0, ncpus = 0, lineno = 0, i, a = 1;
+	long long pairs = -1;
 
-	if (argc == 3 && !strcmp(argv[1], "-s")) {
+	if (a < argc && !strcmp(argv[a], "-s")) {
 		swap = true;
-		dir = argv[2];
-	} else if (argc == 2) {
-		dir = argv[1];
-	} else {
-		fprintf(stderr, "usage: kmtgen [-s] DIR < SCENARIO\n");
+		a++;
+	}
+	if (a + 1 < argc && !strcmp(argv[a], "-n")) {
+		pairs = atoll(argv[a + 1]);
+		a += 2;
+	}
+	if (a + 1 != argc || (pairs != -1 && pairs < 1)) {
+		fprintf(stderr, "usage: kmtgen [-s] DIR < SCENARIO | kmtgen [-s] -n PAIRS DIR\n");
 		return 2;
 	}
+	dir = argv[a];
 	if (mkdir(dir, 0755) && errno != EEXIST) {
 		perror(dir);
 		return 1;
 	}
-	while (fgets(line, sizeof(line), stdin)) {
+	if (pairs > 0) {
+		cpu[0] = open_cpu(dir, 0);
+		cpu[1] = open_cpu(dir, 1);
+		ncpus = 2;
+		seq = storm(cpu, pairs);
+	}
+	while (pairs < 0 && fgets(line, sizeof(line), stdin)) {
 		char op[16], type[16], name[256];
 		unsigned long long site, ptr, req, alloc, t;
 		int c, n, ty;
 		bool is_alloc;
-		FILE *f;
 
 		lineno++;
 		if (line[0] == '#' || line[strspn(line, " \t")] == '\n')
@@ -139,45 +226,18 @@ int main(int argc, char **argv)
 		else if (n < (is_alloc ? 8 : 6))
 			t = 1000ULL * seq;
 		while (ncpus <= c) {
-			snprintf(path, sizeof(path), "%s/cpu%d", dir, ncpus);
-			cpu[ncpus] = fopen(path, "wb");
-			if (!cpu[ncpus]) {
-				perror(path);
-				return 1;
-			}
+			cpu[ncpus] = open_cpu(dir, ncpus);
 			ncpus++;
 		}
-		f = cpu[c];
-		put8(f, is_alloc ? KMEMTRACE_EVENT_ALLOC : KMEMTRACE_EVENT_FREE);
-		put8(f, ty);
-		put16(f, is_alloc ? 77 : 46);
-		put32(f, seq);
-		put64(f, site);
-		put64(f, ptr);
-		if (is_alloc) {
-			put64(f, req);
-			put64(f, alloc);
-			put32(f, 0xcc0);
-			put32(f, -1);
-		}
-		put16(f, 11);
-		put8(f, KMEMTRACE_FEAT_TIME);
-		put64(f, t);
-		put16(f, 7);
-		put8(f, KMEMTRACE_FEAT_PID);
-		put32(f, 1);
-		if (is_alloc) {
-			put16(f, 7);
-			put8(f, KMEMTRACE_FEAT_NODE);
-			put32(f, -1);
-		}
-		put16(f, 4);
-		put8(f, KMEMTRACE_FEAT_CONTEXT);
-		put8(f, 0);
+		write_event(cpu[c], is_alloc, ty, seq, site, ptr, req, alloc, t);
 		seq++;
 	}
-	for (i = 0; i < ncpus; i++)
-		fclose(cpu[i]);
+	for (i = 0; i < ncpus; i++) {
+		if (fclose(cpu[i])) {
+			perror("kmtgen: close");
+			return 1;
+		}
+	}
 	if (syms)
 		fclose(syms);
 
