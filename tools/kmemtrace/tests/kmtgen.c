@@ -133,6 +133,10 @@ static FILE *open_cpu(const char *dir, int c)
 }
 
 /* -n: a storm of pairs, each object freed 1024 allocations later. */
+#define STORM_ALLOC_SITE	0xffffffff81100000ULL
+#define STORM_FREE_SITE		0xffffffff81200000ULL
+#define STORM_PTR		0xffff888000000000ULL
+
 static int storm(FILE **cpu, long long pairs)
 {
 	long long i;
@@ -142,17 +146,18 @@ static int storm(FILE **cpu, long long pairs)
 		if (i < pairs) {
 			unsigned long long req = 16 + (i * 7919) % 4000;
 
-			write_event(cpu[i & 1], true, KMEMTRACE_TYPE_KMALLOC, seq, 0xffffffff81100000ULL +
-				    16 * (i % 64), 0xffff888000000000ULL + 4096 * (i % 1048576), req,
-				    (req + 63) & ~63ULL, 1000ULL * seq);
+			write_event(cpu[i & 1], true, KMEMTRACE_TYPE_KMALLOC, seq,
+				    STORM_ALLOC_SITE + 16 * (i % 64),
+				    STORM_PTR + 4096 * (i % 1048576), req, (req + 63) & ~63ULL,
+				    1000ULL * seq);
 			seq++;
 		}
 		if (i >= 1024) {
 			long long j = i - 1024;
 
 			write_event(cpu[(i >> 1) & 1], false, KMEMTRACE_TYPE_KMALLOC, seq,
-				    0xffffffff81200000ULL + 16 * (j % 64),
-				    0xffff888000000000ULL + 4096 * (j % 1048576), 0, 0, 1000ULL * seq);
+				    STORM_FREE_SITE + 16 * (j % 64),
+				    STORM_PTR + 4096 * (j % 1048576), 0, 0, 1000ULL * seq);
 			seq++;
 		}
 	}
