@@ -348,13 +348,116 @@ static bool is_our_slab_event(const struct kmt_event *ev, unsigned long long fir
 	       ev->type_id != KMEMTRACE_TYPE_PAGES && ev->has_pid && ev->pid == getpid();
 }
 
+/* What a function of the trigger allocated and freed, of one type. */
+struct fn_total {
+	char func[64];
+	unsigned int type;
+	unsigned long long allocs, frees, req, alloc;
+};
+
+static struct fn_total *fn_total(struct fn_total *t, size_t *n, size_t cap, const char *func,
+				 unsigned int type)
+{
+	size_t i;
+
+	for (i = 0; i < *n; i++)
+		if (t[i].type == type && !strcmp(t[i].func, func))
+			return &t[i];
+	if (*n == cap)
+		return NULL;
+	memset(&t[*n], 0, sizeof(t[0]));
+	snprintf(t[*n].func, sizeof(t[0].func), "%s", func);
+	t[*n].type = type;
+	return &t[(*n)++];
+}
+
+/*
+ * kmemtrace-report on the capture of the trigger: for each function of
+ * the trigger and each type, the allocations, frees and bytes the
+ * trigger says it made, exactly, summed over the function's call sites.
+ */
+static void check_report(struct __test_metadata *_metadata, const char *cap, const char *dir,
+			 const struct fn_total *want, size_t nwant, struct fn_total *star)
+{
+	static const char * const types[] = { "kmalloc", "cache", "pages" };
+	struct fn_total got[64];
+	char path[PATH_MAX], line[512];
+	size_t ngot = 0, i;
+	FILE *f;
+
+	ASSERT_EQ(0, run("%s --format=csv --top=-1 --site=kmt_st_ %s > %s/report.csv 2>&1",
+			 tool("kmemtrace-report", path, sizeof(path)), cap, dir));
+	snprintf(path, sizeof(path), "%s/report.csv", dir);
+	f = fopen(path, "r");
+	ASSERT_NE(NULL, f);
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long allocs, failed, frees, req, alloc;
+		char sym[128], type[16], *plus;
+		struct fn_total *t;
+		unsigned int ty;
+
+		if (sscanf(line, "%*[^,],%127[^,],%15[^,],%llu,%llu,%llu,%llu,%llu", sym, type,
+			   &allocs, &failed, &frees, &req, &alloc) != 7)
+			continue;
+		/* The function, without offset or compiler suffix (.constprop.0). */
+		plus = sym + strcspn(sym, "+.");
+		*plus = '\0';
+		for (ty = 0; ty < ARRAY_SIZE(types) && strcmp(type, types[ty]); ty++)
+			;
+		t = fn_total(got, &ngot, ARRAY_SIZE(got), sym, ty);
+		ASSERT_NE(NULL, t);
+		t->allocs += allocs;
+		t->frees += frees;
+		t->req += req;
+		t->alloc += alloc;
+	}
+	fclose(f);
+	/*
+	 * The pages under a large kmalloc() have no call site the trigger
+	 * can name ("*"): slab's own function, or the trigger's when kfree()
+	 * reaches the page allocator by a tail call. Those may be in the
+	 * report under a trigger function, as many as there are.
+	 */
+	for (i = 0; i < ngot; i++) {
+		size_t n = nwant;
+
+		if (fn_total((struct fn_total *)want, &n, n, got[i].func, got[i].type))
+			continue;
+		if (got[i].type == KMEMTRACE_TYPE_PAGES && got[i].allocs <= star->allocs &&
+		    got[i].frees <= star->frees) {
+			star->allocs -= got[i].allocs;
+			star->frees -= got[i].frees;
+			continue;
+		}
+		EXPECT_FALSE(1) TH_LOG("%s %s: in the report, not made by the trigger (%llu %s)",
+				       got[i].func, types[got[i].type % 3],
+				       got[i].allocs + got[i].frees, "events");
+	}
+	for (i = 0; i < nwant; i++) {
+		const struct fn_total *w = &want[i];
+		struct fn_total *g = fn_total(got, &ngot, ngot, w->func, w->type);
+
+		EXPECT_NE(NULL, g) TH_LOG("%s %s: not in the report", w->func, types[w->type]);
+		if (!g)
+			continue;
+		EXPECT_EQ(w->allocs, g->allocs) TH_LOG("%s %s allocations", w->func,
+						       types[w->type]);
+		EXPECT_EQ(w->frees, g->frees) TH_LOG("%s %s frees", w->func, types[w->type]);
+		EXPECT_EQ(w->req, g->req) TH_LOG("%s %s bytes requested", w->func,
+						 types[w->type]);
+		EXPECT_EQ(w->alloc, g->alloc) TH_LOG("%s %s bytes allocated", w->func,
+						     types[w->type]);
+	}
+}
+
 /* Every event of the trigger, as the trigger says it must be. */
 TEST_F(alloc, selftest_events_exact)
 {
 	char cap[64], path[PATH_MAX], buf[256];
 	char *report, *line, *save;
 	struct kmt_event *ev;
-	size_t nev, nsyms, next = 0;
+	size_t nev, nsyms, next = 0, nwant = 0;
+	struct fn_total want[64], star = { .type = KMEMTRACE_TYPE_PAGES };
 	struct sym *syms;
 	int status, checked = 0;
 	unsigned long long first;
@@ -424,6 +527,23 @@ TEST_F(alloc, selftest_events_exact)
 				       ev[next].seq, ev[next].type_id,
 				       (unsigned long long)ev[next].ptr, line);
 		next = i + 1;
+		if (!strcmp(func, "*") && type == KMEMTRACE_TYPE_PAGES) {
+			if (id == KMEMTRACE_EVENT_ALLOC)
+				star.allocs++;
+			else
+				star.frees++;
+		} else if (strcmp(func, "*")) {
+			struct fn_total *t = fn_total(want, &nwant, ARRAY_SIZE(want), func, type);
+
+			ASSERT_NE(NULL, t);
+			if (id == KMEMTRACE_EVENT_ALLOC) {
+				t->allocs++;
+				t->req += req;
+				t->alloc += alloc;
+			} else {
+				t->frees++;
+			}
+		}
 		if (strcmp(func, "*"))
 			EXPECT_STREQ(func, resolve(syms, nsyms, ev[i].call_site, buf, sizeof(buf)))
 				TH_LOG("call site of \"%s\"", line);
@@ -458,6 +578,7 @@ TEST_F(alloc, selftest_events_exact)
 	EXPECT_EQ(0, run("%s %s > %s/check.out 2>&1", tool("kmemtrace-check", path, sizeof(path)),
 			 cap, self->dir));
 	EXPECT_EQ(0, run("grep -qx CLEAN %s/check.out", self->dir));
+	check_report(_metadata, cap, self->dir, want, nwant, &star);
 }
 
 /*
