@@ -327,7 +327,8 @@ int main(int argc, char **argv)
 	for (fi = 0; fi < m.nfiles; fi++)
 		check_file(dir, &m, fi, &have_ref, &ref, &t);
 
-	qsort(seen, nseen, sizeof(*seen), cmp_seen);
+	if (nseen)	/* seen is NULL without events: no qsort(NULL, 0) */
+		qsort(seen, nseen, sizeof(*seen), cmp_seen);
 	for (i = 1; i < nseen; i++)
 		if (seen[i - 1].seq == seen[i].seq)
 			corrupt("seq %lld is in both %s and %s", seen[i].seq,

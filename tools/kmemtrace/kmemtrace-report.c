@@ -193,7 +193,8 @@ static bool load_symbols(const char *path)
 		nsyms++;
 	}
 	free(text);
-	qsort(syms, nsyms, sizeof(*syms), cmp_sym);
+	if (nsyms)
+		qsort(syms, nsyms, sizeof(*syms), cmp_sym);
 	return true;
 }
 
