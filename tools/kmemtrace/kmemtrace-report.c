@@ -1089,6 +1089,42 @@ static void emit_folded(long top)
 	}
 }
 
+/* Frees the analysis' tables and starts it afresh (also for the fuzz harness). */
+static void report_reset(void)
+{
+	size_t i;
+
+	for (i = 0; i < nsyms; i++)
+		free(syms[i].name);
+	free(syms);
+	free(sites);
+	free(site_tab);
+	free(lives);
+	free(errs);
+	free(rows);
+	free(err_rows);
+	syms = NULL;
+	sites = NULL;
+	site_tab = NULL;
+	lives = NULL;
+	errs = NULL;
+	rows = NULL;
+	err_rows = NULL;
+	nsyms = 0;
+	nsites = 0;
+	sites_cap = 0;
+	site_tab_cap = 0;
+	lives_cap = 0;
+	nlives = 0;
+	errs_cap = 0;
+	nerrs = 0;
+	nrows = 0;
+	nerr_rows = 0;
+	memset(&tot, 0, sizeof(tot));
+	memset(err_totals, 0, sizeof(err_totals));
+	memset(site_cache, 0, sizeof(site_cache));
+}
+
 static void print_help(FILE *f)
 {
 	fprintf(f,
@@ -1294,15 +1330,7 @@ int main(int argc, char **argv)
 		free(inputs[c].buf);
 		fclose(inputs[c].f);
 	}
-	for (i = 0; i < nsyms; i++)
-		free(syms[i].name);
-	free(syms);
-	free(sites);
-	free(site_tab);
-	free(lives);
-	free(errs);
-	free(rows);
-	free(err_rows);
+	report_reset();
 	free(m);
 	return 0;
 }

@@ -27,41 +27,6 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	return 0;
 }
 
-static void reset(void)
-{
-	size_t i;
-
-	for (i = 0; i < nsyms; i++)
-		free(syms[i].name);
-	free(syms);
-	free(sites);
-	free(site_tab);
-	free(lives);
-	free(errs);
-	free(rows);
-	free(err_rows);
-	syms = NULL;
-	sites = NULL;
-	site_tab = NULL;
-	lives = NULL;
-	errs = NULL;
-	rows = NULL;
-	err_rows = NULL;
-	nsyms = 0;
-	nsites = 0;
-	sites_cap = 0;
-	site_tab_cap = 0;
-	lives_cap = 0;
-	nlives = 0;
-	errs_cap = 0;
-	nerrs = 0;
-	nrows = 0;
-	nerr_rows = 0;
-	memset(&tot, 0, sizeof(tot));
-	memset(err_totals, 0, sizeof(err_totals));
-	memset(site_cache, 0, sizeof(site_cache));
-}
-
 /* The symbol text through a file, as the tool reads it. */
 static void symbols(const uint8_t *text, size_t len)
 {
@@ -110,6 +75,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	emit_csv(-1);
 	emit_folded(-1);
 	fflush(stdout);
-	reset();
+	report_reset();
 	return 0;
 }

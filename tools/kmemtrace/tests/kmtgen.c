@@ -27,52 +27,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "../kmt_events.h"
+#include "kmt_put.h"
 
 #define MAX_CPUS	64
-
-static bool swap;
-
-static void put(FILE *f, const void *p, size_t n)
-{
-	const unsigned char *b = p;
-	unsigned char r[8];
-	size_t i;
-
-	if (swap && n > 1) {
-		for (i = 0; i < n; i++)
-			r[i] = b[n - 1 - i];
-		b = r;
-	}
-	if (fwrite(b, 1, n, f) != n) {
-		perror("kmtgen: write");
-		exit(1);
-	}
-}
-
-static void put8(FILE *f, unsigned int v)
-{
-	unsigned char b = v;
-
-	put(f, &b, 1);
-}
-
-static void put16(FILE *f, unsigned int v)
-{
-	__u16 x = v;
-
-	put(f, &x, 2);
-}
-
-static void put32(FILE *f, __u32 v)
-{
-	put(f, &v, 4);
-}
-
-static void put64(FILE *f, __u64 v)
-{
-	put(f, &v, 8);
-}
 
 static int type_of(const char *s)
 {
@@ -173,7 +130,7 @@ int main(int argc, char **argv)
 	long long pairs = -1;
 
 	if (a < argc && !strcmp(argv[a], "-s")) {
-		swap = true;
+		kmt_swap = true;
 		a++;
 	}
 	if (a + 1 < argc && !strcmp(argv[a], "-n")) {
@@ -258,7 +215,7 @@ int main(int argc, char **argv)
 
 		fprintf(meta, "# synthetic capture written by kmtgen\n");
 		fprintf(meta, "abi_version %d\nendianness %s\n", KMEMTRACE_ABI_VERSION,
-			little != swap ? "little" : "big");
+			little != kmt_swap ? "little" : "big");
 	}
 	fprintf(meta, "word_size 64\nkernel_release synthetic\ncpus %d\ncpu_files", ncpus);
 	for (i = 0; i < ncpus; i++)

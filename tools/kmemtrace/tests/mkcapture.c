@@ -17,51 +17,10 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "../kmt_events.h"
+#include "kmt_put.h"
 
-static bool swap, debugfs;
+static bool debugfs;
 static const char *flaw = "";
-
-static void put(FILE *f, const void *p, size_t n)
-{
-	const unsigned char *b = p;
-	unsigned char r[8];
-	size_t i;
-
-	if (swap && n > 1) {
-		for (i = 0; i < n; i++)
-			r[i] = b[n - 1 - i];
-		b = r;
-	}
-	if (fwrite(b, 1, n, f) != n) {
-		perror("mkcapture: write");
-		exit(1);
-	}
-}
-
-static void put8(FILE *f, unsigned int v)
-{
-	unsigned char b = v;
-
-	put(f, &b, 1);
-}
-
-static void put16(FILE *f, unsigned int v)
-{
-	__u16 x = v;
-
-	put(f, &x, 2);
-}
-
-static void put32(FILE *f, __u32 v)
-{
-	put(f, &v, 4);
-}
-
-static void put64(FILE *f, __u64 v)
-{
-	put(f, &v, 8);
-}
 
 static void feature(FILE *f, unsigned int id, __u64 v, unsigned int len)
 {
@@ -164,7 +123,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "mkcapture: unknown case %s\n", flaw);
 		return 2;
 	}
-	swap = !strcmp(flaw, "swapped");
+	kmt_swap = !strcmp(flaw, "swapped");
 	debugfs = !strcmp(flaw, "debugfs");
 	if (!strcmp(flaw, "wrap"))
 		base = 0x7fffffff - 50;
@@ -241,7 +200,7 @@ int main(int argc, char **argv)
 		const __u16 one = 1;
 		bool little = *(const unsigned char *)&one;
 
-		fprintf(meta, "endianness %s\n", little != swap ? "little" : "big");
+		fprintf(meta, "endianness %s\n", little != kmt_swap ? "little" : "big");
 	}
 	fprintf(meta, "word_size 64\nkernel_release synthetic\ncpus 2\ncpu_files cpu0 cpu1\n");
 	if (!strcmp(flaw, "complete") || !strcmp(flaw, "miscount")) {
