@@ -26,26 +26,13 @@
 #include <string.h>
 
 #include "kmt_events.h"
+#include "kmt_meta.h"
 
-#define MAX_CPUS	1024
 #define MAX_ERRORS	20
 
 static const char *prog = "kmemtrace-check";
 static bool verbose;
 static unsigned long nerrors;
-
-struct meta {
-	int abi_version;
-	bool swap;
-	int word_size;
-	bool complete;
-	bool stopped;
-	bool have_start, have_drain, have_end;
-	__u64 start_seq, drain_seq, end_seq;
-	__u64 start_lost, end_lost;
-	char files[MAX_CPUS][16];
-	int nfiles;
-};
 
 /* Every event's unwrapped sequence number and its file. */
 struct seen {
@@ -81,106 +68,15 @@ static void corrupt(const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
-static unsigned char *slurp(const char *path, size_t *len)
+static void read_meta(const char *dir, struct kmt_meta *m)
 {
-	FILE *f = fopen(path, "rb");
-	unsigned char *buf = NULL;
-	size_t cap = 0, n = 0;
+	char err[PATH_MAX + 256];
 
-	if (!f)
-		return NULL;
-	for (;;) {
-		size_t r;
-
-		if (n == cap) {
-			cap = cap ? cap * 2 : 1 << 20;
-			buf = realloc(buf, cap + 1);
-			if (!buf)
-				die(3, "out of memory reading %s", path);
-		}
-		r = fread(buf + n, 1, cap - n, f);
-		n += r;
-		if (r == 0)
-			break;
-	}
-	if (ferror(f))
-		die(3, "%s: %s", path, strerror(errno));
-	fclose(f);
-	buf[n] = '\0';
-	*len = n;
-	return buf;
-}
-
-static void read_meta(const char *dir, struct meta *m)
-{
-	const uint16_t one = 1;
-	bool little_host = *(const uint8_t *)&one;
-	char path[PATH_MAX], *text, *line, *save;
-	bool have_endian = false, have_files = false;
-	size_t len;
-
-	snprintf(path, sizeof(path), "%s/meta", dir);
-	text = (char *)slurp(path, &len);
-	if (!text)
-		die(3, "%s: %s (not a kmemtraced capture?)", path, strerror(errno));
-	memset(m, 0, sizeof(*m));
-	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		char key[64], val[256];
-
-		if (line[0] == '#' || sscanf(line, "%63s %255[^\n]", key, val) != 2)
-			continue;
-		if (!strcmp(key, "abi_version")) {
-			m->abi_version = atoi(val);
-		} else if (!strcmp(key, "endianness")) {
-			if (strcmp(val, "little") && strcmp(val, "big"))
-				die(3, "%s: endianness \"%s\" is not little or big",
-				    path, val);
-			m->swap = !strcmp(val, "little") != little_host;
-			have_endian = true;
-		} else if (!strcmp(key, "word_size")) {
-			m->word_size = atoi(val);
-		} else if (!strcmp(key, "complete")) {
-			m->complete = atoi(val) == 1;
-		} else if (!strcmp(key, "stopped")) {
-			m->stopped = atoi(val) == 1;
-		} else if (!strcmp(key, "start_seq")) {
-			m->start_seq = strtoull(val, NULL, 10);
-			m->have_start = true;
-		} else if (!strcmp(key, "drain_seq")) {
-			m->drain_seq = strtoull(val, NULL, 10);
-			m->have_drain = true;
-		} else if (!strcmp(key, "end_seq")) {
-			m->end_seq = strtoull(val, NULL, 10);
-			m->have_end = true;
-		} else if (!strcmp(key, "start_lost_events")) {
-			m->start_lost = strtoull(val, NULL, 10);
-		} else if (!strcmp(key, "end_lost_events")) {
-			m->end_lost = strtoull(val, NULL, 10);
-		} else if (!strcmp(key, "cpu_files")) {
-			char *f, *s2;
-
-			for (f = strtok_r(val, " ", &s2); f && m->nfiles < MAX_CPUS;
-			     f = strtok_r(NULL, " ", &s2)) {
-				if (strncmp(f, "cpu", 3) || strlen(f) > 10 || strchr(f, '/'))
-					die(3, "%s: bad file name \"%s\" in cpu_files", path, f);
-				snprintf(m->files[m->nfiles++], sizeof(m->files[0]), "%s", f);
-			}
-			have_files = true;
-		}
-	}
-	free(text);
-	if (!have_endian)
-		die(3, "%s: no endianness line", path);
-	if (!have_files || !m->nfiles)
-		die(3, "%s: no cpu_files line", path);
-	if (m->abi_version < 1)
-		die(3, "%s: no abi_version line", path);
+	if (kmt_read_meta(dir, m, err, sizeof(err)))
+		die(3, "%s", err);
 	if (m->abi_version > KMEMTRACE_ABI_VERSION)
 		fprintf(stderr, "%s: capture ABI %d, tool ABI %d: unknown features skipped\n",
 			prog, m->abi_version, KMEMTRACE_ABI_VERSION);
-	if (m->word_size && m->word_size != 64)
-		die(3, "%s: word size %d: only 64-bit captures are understood", path,
-		    m->word_size);
 }
 
 static void add_seen(__s64 seq, int file)
@@ -212,7 +108,7 @@ struct totals {
  * Checks one CPU file. @ref is the reference sequence number for
  * unwrapping: the first one of the first file with events.
  */
-static void check_file(const char *dir, const struct meta *m, int fi, bool *have_ref,
+static void check_file(const char *dir, const struct kmt_meta *m, int fi, bool *have_ref,
 		       int32_t *ref, struct totals *t)
 {
 	char path[PATH_MAX];
@@ -223,7 +119,7 @@ static void check_file(const char *dir, const struct meta *m, int fi, bool *have
 	bool first = true;
 
 	snprintf(path, sizeof(path), "%s/%s", dir, m->files[fi]);
-	buf = slurp(path, &len);
+	buf = (unsigned char *)kmt_slurp(path, &len);
 	if (!buf)
 		die(3, "%s: %s", path, strerror(errno));
 	while (off < len) {
@@ -294,7 +190,7 @@ int main(int argc, char **argv)
 	__u64 lost = 0, ranges = 0, before = 0, after = 0;
 	__s64 lo, hi, prev;
 	bool have_ref = false;
-	struct meta m;
+	static struct kmt_meta m;
 	int32_t ref = 0;
 	const char *dir;
 	size_t i;
