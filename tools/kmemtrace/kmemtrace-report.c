@@ -9,13 +9,16 @@
  *   kmemtrace-report [OPTIONS] DIR
  *
  * The CPU files are merged by sequence number as they are read, a buffer
- * per file: memory grows with the call sites and the live allocations,
- * not with the events.
+ * per file, by a reader thread that hands the events over to the
+ * analysis in batches: memory grows with the call sites and the live
+ * allocations, not with the events.
  */
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <pthread.h>
+#include <semaphore.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,9 +27,9 @@
 #include <unistd.h>
 
 #include "kmt_events.h"
+#include "kmt_meta.h"
 
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
-#define MAX_FILES	4096
 #define READ_CHUNK	(1024 * 1024)
 #define EVENT_MAX	65535
 
@@ -56,95 +59,17 @@ static void *xcalloc(size_t n, size_t size)
 
 /* ---- The capture's meta file --------------------------------------- */
 
-struct meta {
-	int abi_version, word_size;
-	bool swap, have_start;
-	__u64 start_seq;
-	char files[MAX_FILES][16];
-	int nfiles;
-};
+static struct kmt_meta meta;
 
-static char *slurp(const char *path, size_t *len)
+static void read_meta(const char *dir)
 {
-	FILE *f = fopen(path, "rb");
-	char *buf = NULL;
-	size_t cap = 0, n = 0, r;
+	char err[PATH_MAX + 256];
 
-	if (!f)
-		return NULL;
-	do {
-		if (n + 4096 + 1 > cap) {
-			cap = cap ? 2 * cap : 65536;
-			buf = realloc(buf, cap);
-			if (!buf)
-				die(2, "out of memory");
-		}
-		r = fread(buf + n, 1, cap - n - 1, f);
-		n += r;
-	} while (r);
-	if (ferror(f)) {
-		free(buf);
-		fclose(f);
-		return NULL;
-	}
-	fclose(f);
-	buf[n] = '\0';
-	if (len)
-		*len = n;
-	return buf;
-}
-
-static void read_meta(const char *dir, struct meta *m)
-{
-	const uint16_t one = 1;
-	bool little_host = *(const uint8_t *)&one, have_endian = false;
-	char path[PATH_MAX], *text, *line, *save;
-
-	snprintf(path, sizeof(path), "%s/meta", dir);
-	text = slurp(path, NULL);
-	if (!text)
-		die(2, "%s: %s (not a kmemtraced capture?)", path, strerror(errno));
-	memset(m, 0, sizeof(*m));
-	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		char key[64], val[4096];
-
-		if (line[0] == '#' || sscanf(line, "%63s %4095[^\n]", key, val) != 2)
-			continue;
-		if (!strcmp(key, "abi_version")) {
-			m->abi_version = atoi(val);
-		} else if (!strcmp(key, "endianness")) {
-			if (strcmp(val, "little") && strcmp(val, "big"))
-				die(2, "%s: endianness \"%s\" is not little or big", path, val);
-			m->swap = !strcmp(val, "little") != little_host;
-			have_endian = true;
-		} else if (!strcmp(key, "word_size")) {
-			m->word_size = atoi(val);
-		} else if (!strcmp(key, "start_seq")) {
-			m->start_seq = strtoull(val, NULL, 10);
-			m->have_start = true;
-		} else if (!strcmp(key, "cpu_files")) {
-			char *tok, *s2;
-
-			for (tok = strtok_r(val, " ", &s2); tok; tok = strtok_r(NULL, " ", &s2)) {
-				if (m->nfiles == MAX_FILES)
-					die(2, "%s: more than %d cpu files", path, MAX_FILES);
-				if (strncmp(tok, "cpu", 3) || strlen(tok) >= sizeof(m->files[0]))
-					die(2, "%s: \"%s\" is not a cpu<n> file name", path, tok);
-				snprintf(m->files[m->nfiles++], sizeof(m->files[0]), "%s", tok);
-			}
-		}
-	}
-	free(text);
-	if (!have_endian)
-		die(2, "%s: no endianness line", path);
-	if (m->abi_version < 1)
-		die(2, "%s: no abi_version line", path);
-	if (m->abi_version > KMEMTRACE_ABI_VERSION)
-		fprintf(stderr, "%s: %s: ABI %d is newer than this tool's %d; %s\n", prog, path,
-			m->abi_version, KMEMTRACE_ABI_VERSION, "unknown events are skipped");
-	if (m->word_size && m->word_size != 64)
-		die(2, "%s: word size %d: only 64-bit captures are understood", path,
-		    m->word_size);
+	if (kmt_read_meta(dir, &meta, err, sizeof(err)))
+		die(2, "%s", err);
+	if (meta.abi_version > KMEMTRACE_ABI_VERSION)
+		fprintf(stderr, "%s: %s/meta: ABI %d is newer than this tool's %d; %s\n", prog, dir,
+			meta.abi_version, KMEMTRACE_ABI_VERSION, "unknown events are skipped");
 }
 
 /* ---- Symbols ------------------------------------------------------- */
@@ -167,7 +92,7 @@ static int cmp_sym(const void *a, const void *b)
 /* A kallsyms or System.map file: "ADDR TYPE NAME [module]" lines; text only. */
 static bool load_symbols(const char *path)
 {
-	char *text = slurp(path, NULL), *line, *save;
+	char *text = kmt_slurp(path, NULL), *line, *save;
 	size_t cap = 0;
 
 	if (!text)
@@ -232,7 +157,110 @@ static __u64 mix(__u64 x)
 	return x;
 }
 
-/* Per call site and type, in a dense array: an entry's index never changes. */
+#define NR_TYPES	3
+#define NR_BUCKETS	48	/* requested sizes by power of two, up to 128 TiB */
+
+/* Bucket b holds the sizes in [2^(b-1), 2^b); bucket 0 holds 0. */
+static int bucket(__u64 size)
+{
+	int b = size ? 64 - __builtin_clzll(size) : 0;
+
+	return b < NR_BUCKETS ? b : NR_BUCKETS - 1;
+}
+
+/*
+ * Keys to dense indexes: open addressing from (a 64-bit key, a type) to
+ * 1 + the index in an array whose entries never move, with a small
+ * direct-mapped cache in front, as a capture has few keys, each hit
+ * again and again. For the call sites and the caches.
+ */
+#define KEY_CACHE	4096	/* the hash in key_index() takes 12 bits */
+
+struct key_slot {
+	__u64 key;
+	unsigned int type;
+	unsigned int index1;
+};
+
+struct key_map {
+	struct key_slot *tab;
+	size_t cap, n;
+	struct key_slot cache[KEY_CACHE];
+};
+
+static struct key_slot *key_slot(struct key_map *m, __u64 key, unsigned int type)
+{
+	size_t i = mix(key ^ ((__u64)type << 62)) & (m->cap - 1);
+
+	while (m->tab[i].index1 && (m->tab[i].key != key || m->tab[i].type != type))
+		i = (i + 1) & (m->cap - 1);
+	return &m->tab[i];
+}
+
+/* The index of (@key, @type), and *@added if it is a new one (index m->n - 1). */
+static unsigned int key_lookup(struct key_map *m, __u64 key, unsigned int type, bool *added)
+{
+	struct key_slot *slot;
+
+	if (2 * (m->n + 1) > m->cap) {
+		struct key_slot *old = m->tab;
+		size_t i, old_cap = m->cap;
+
+		m->cap = m->cap ? 2 * m->cap : 1024;
+		m->tab = xcalloc(m->cap, sizeof(*m->tab));
+		for (i = 0; i < old_cap; i++)
+			if (old[i].index1)
+				*key_slot(m, old[i].key, old[i].type) = old[i];
+		free(old);
+	}
+	slot = key_slot(m, key, type);
+	*added = !slot->index1;
+	if (!slot->index1) {
+		slot->key = key;
+		slot->type = type;
+		slot->index1 = ++m->n;
+	}
+	return slot->index1 - 1;
+}
+
+static inline unsigned int key_index(struct key_map *m, __u64 key, unsigned int type,
+				     bool *added)
+{
+	struct key_slot *c = &m->cache[((key + type) * 0x9e3779b97f4a7c15ULL) >> 52];
+
+	*added = false;
+	if (c->index1 && c->key == key && c->type == type)
+		return c->index1 - 1;
+	c->key = key;
+	c->type = type;
+	c->index1 = key_lookup(m, key, type, added) + 1;
+	return c->index1 - 1;
+}
+
+static void key_map_free(struct key_map *m)
+{
+	free(m->tab);
+	memset(m, 0, sizeof(*m));
+}
+
+/* Grows @*arr of @size-byte entries to hold @n, zeroing the new ones. */
+static void grow(void **arr, size_t *cap, size_t n, size_t size)
+{
+	size_t old = *cap;
+	void *p;
+
+	if (n <= *cap)
+		return;
+	while (*cap < n)
+		*cap = *cap ? 2 * *cap : 1024;
+	p = realloc(*arr, *cap * size);
+	if (!p)
+		die(2, "out of memory");
+	memset((char *)p + old * size, 0, (*cap - old) * size);
+	*arr = p;
+}
+
+/* Per call site and type. */
 struct site {
 	__u64 call_site;
 	int type;
@@ -240,91 +268,67 @@ struct site {
 	__u64 live, live_bytes, oldest;	/* at the end */
 };
 
+static struct key_map site_map;
 static struct site *sites;
-static size_t nsites, sites_cap;
-
-/* The index: open addressing from (call site, type) to 1 + the index. */
-struct site_slot {
-	__u64 call_site;
-	unsigned int type;
-	unsigned int index1;
-};
-
-static struct site_slot *site_tab;
-static size_t site_tab_cap;
-
-static struct site_slot *site_slot(__u64 call_site, unsigned int type)
-{
-	size_t i = mix(call_site ^ ((__u64)type << 62)) & (site_tab_cap - 1);
-
-	while (site_tab[i].index1 &&
-	       (site_tab[i].call_site != call_site || site_tab[i].type != type))
-		i = (i + 1) & (site_tab_cap - 1);
-	return &site_tab[i];
-}
-
-static unsigned int site_new(__u64 call_site, int type)
-{
-	struct site_slot *slot;
-
-	if (2 * (nsites + 1) > site_tab_cap) {
-		struct site_slot *old = site_tab;
-		size_t i, old_cap = site_tab_cap;
-
-		site_tab_cap = site_tab_cap ? 2 * site_tab_cap : 1024;
-		site_tab = xcalloc(site_tab_cap, sizeof(*site_tab));
-		for (i = 0; i < old_cap; i++)
-			if (old[i].index1)
-				*site_slot(old[i].call_site, old[i].type) = old[i];
-		free(old);
-	}
-	slot = site_slot(call_site, type);
-	if (slot->index1)
-		return slot->index1 - 1;
-	if (nsites == sites_cap) {
-		sites_cap = sites_cap ? 2 * sites_cap : 1024;
-		sites = realloc(sites, sites_cap * sizeof(*sites));
-		if (!sites)
-			die(2, "out of memory");
-	}
-	memset(&sites[nsites], 0, sizeof(sites[0]));
-	sites[nsites].call_site = call_site;
-	sites[nsites].type = type;
-	slot->call_site = call_site;
-	slot->type = type;
-	slot->index1 = ++nsites;
-	return nsites - 1;
-}
-
-/*
- * The index of a site, through a small direct-mapped cache in front of
- * the table: a capture has few call sites, each hit again and again.
- */
-#define SITE_CACHE	4096	/* the hash below takes 12 bits */
-
-static unsigned int site_cache[SITE_CACHE];
+static size_t sites_cap;
+/* Allocations by requested size, NR_BUCKETS per site. */
+static __u64 *site_hist;
+static size_t site_hist_cap;
 
 static unsigned int site_index(__u64 call_site, int type)
 {
-	unsigned int h = ((call_site + type) * 0x9e3779b97f4a7c15ULL) >> 52;
-	unsigned int i = site_cache[h];
+	bool added;
+	unsigned int i = key_index(&site_map, call_site, type, &added);
 
-	if (i < nsites && sites[i].call_site == call_site && sites[i].type == type)
-		return i;
-	i = site_new(call_site, type);
-	site_cache[h] = i;
+	if (added) {
+		grow((void **)&sites, &sites_cap, site_map.n, sizeof(*sites));
+		grow((void **)&site_hist, &site_hist_cap, site_map.n,
+		     NR_BUCKETS * sizeof(*site_hist));
+		sites[i].call_site = call_site;
+		sites[i].type = type;
+	}
+	return i;
+}
+
+/*
+ * Per cache: the ABI names no cache, but an allocation's type and
+ * allocated size tell them apart: kmalloc's are the kmalloc-<size>
+ * caches, and those of kmem_cache_alloc() the caches of objects of
+ * that size.
+ */
+struct cache {
+	__u64 size;
+	int type;
+	__u64 allocs, frees, req, live, live_bytes;
+};
+
+static struct key_map cache_map;
+static struct cache *caches;
+static size_t caches_cap;
+
+static unsigned int cache_index(__u64 size, int type)
+{
+	bool added;
+	unsigned int i = key_index(&cache_map, size, type, &added);
+
+	if (added) {
+		grow((void **)&caches, &caches_cap, cache_map.n, sizeof(*caches));
+		caches[i].size = size;
+		caches[i].type = type;
+	}
 	return i;
 }
 
 /*
  * Live allocations by pointer. Linear probing with deletion by backward
- * shift: the table holds live objects only.
+ * shift: the table holds live objects only, 32 bytes each. A pointer of
+ * 0 marks a free slot: failed allocations are not live.
  */
 struct live {
-	__u64 ptr, alloc, time;
+	__u64 ptr, time;
 	unsigned int site;	/* index in sites[] */
+	unsigned int cache;	/* index in caches[]: its size is the bytes allocated */
 	int cpu;
-	bool used;
 };
 
 static struct live *lives;
@@ -334,7 +338,7 @@ static size_t live_slot(__u64 ptr)
 {
 	size_t i;
 
-	for (i = mix(ptr) & (lives_cap - 1); lives[i].used && lives[i].ptr != ptr;
+	for (i = mix(ptr) & (lives_cap - 1); lives[i].ptr && lives[i].ptr != ptr;
 	     i = (i + 1) & (lives_cap - 1))
 		;
 	return i;
@@ -349,7 +353,7 @@ static void lives_grow(void)
 	lives_cap = lives_cap ? 2 * lives_cap : 1024;
 	lives = xcalloc(lives_cap, sizeof(*lives));
 	for (i = 0; i < old_cap; i++)
-		if (old[i].used)
+		if (old[i].ptr)
 			lives[live_slot(old[i].ptr)] = old[i];
 	free(old);
 }
@@ -361,21 +365,21 @@ static struct live *live_find(__u64 ptr)
 	if (!lives_cap)
 		return NULL;
 	l = &lives[live_slot(ptr)];
-	return l->used ? l : NULL;
+	return l->ptr ? l : NULL;
 }
 
-static struct live *live_add(__u64 ptr)
+/* The entry of @ptr, *@old saying if it was live already. */
+static struct live *live_add(__u64 ptr, bool *old)
 {
 	struct live *l;
 
 	if (2 * (nlives + 1) > lives_cap)
 		lives_grow();
 	l = &lives[live_slot(ptr)];
-	if (!l->used) {
+	*old = l->ptr;
+	if (!l->ptr) {
 		nlives++;
-		l->used = true;
 		l->ptr = ptr;
-		l->site = UINT_MAX;	/* new: not allocated before */
 	}
 	return l;
 }
@@ -384,28 +388,46 @@ static void live_del(struct live *l)
 {
 	size_t i = l - lives, j = i;
 
-	l->used = false;
+	l->ptr = 0;
 	nlives--;
 	for (;;) {
 		size_t home;
 
 		j = (j + 1) & (lives_cap - 1);
-		if (!lives[j].used)
+		if (!lives[j].ptr)
 			return;
 		home = mix(lives[j].ptr) & (lives_cap - 1);
 		/* Move j back to i unless its home lies cyclically in (i, j]. */
 		if (i <= j ? home <= i || home > j : home <= i && home > j) {
 			lives[i] = lives[j];
-			lives[j].used = false;
+			lives[j].ptr = 0;
 			i = j;
 		}
 	}
 }
 
+/*
+ * The last free of each pointer, as far as a fixed table remembers it:
+ * direct-mapped by pointer, a later free overwriting an earlier one in
+ * the same slot. A free of a pointer that is not live is a double free
+ * if its slot holds it (it was freed and not allocated again since: an
+ * allocation would have made it live), and a free of an unknown pointer
+ * otherwise.
+ */
+#define FREED_SLOTS	65536
+
+struct freed {
+	__u64 ptr;
+	unsigned int site;
+};
+
+static struct freed *freed;
+
 /* ---- Errors ---------------------------------------------------------- */
 
 enum err_kind {
 	ERR_MISMATCH,	/* freed with another type's free function */
+	ERR_DOUBLE,	/* freed again, not allocated since */
 	ERR_UNKNOWN,	/* free of a pointer not allocated in the capture */
 	ERR_LESS,	/* allocated less than requested */
 	ERR_REALLOC,	/* allocated again while still allocated */
@@ -413,7 +435,7 @@ enum err_kind {
 };
 
 static const char *const err_names[NR_ERR] = {
-	"mismatched free", "free of unknown pointer", "allocated < requested",
+	"mismatched free", "double free", "free of unknown pointer", "allocated < requested",
 	"allocated twice",
 };
 
@@ -478,6 +500,14 @@ static void note_err(int kind, int type1, __u64 site1, int type2, __u64 site2)
 
 /* ---- Reading the CPU files, merged by sequence number --------------- */
 
+/* One event as the analysis needs it: what the reader hands over. */
+struct rec {
+	__u64 call_site, ptr, bytes_req, bytes_alloc, time;
+	int cpu;
+	uint8_t event_id, type_id;
+	bool has_time;
+};
+
 /* One CPU file, read 1 MiB at a time. */
 struct input {
 	FILE *f;
@@ -487,20 +517,52 @@ struct input {
 	size_t len, off;		/* bytes in buf, and read of them */
 	unsigned long long file_off;	/* of buf[0] */
 	bool eof;			/* buf reaches the end of the file */
+	/* The next event: at buf + off, whole in the buffer, size bytes. */
 	bool have;
-	struct kmt_event ev;
+	unsigned int size;
 	__s64 seq;			/* unwrapped */
 	bool first;
 };
 
-static struct input inputs[MAX_FILES];
+static struct input inputs[KMT_MAX_FILES];
 static int ninputs;
 static bool swap;
 static bool have_ref;
 static int32_t ref;
+/* The first error of the reader, which stops there: "file: offset N: what". */
+static char read_error[PATH_MAX + 256];
+
+/* What the reader counted: every event, also those not handed over. */
+static struct {
+	__u64 events, filtered, unknown_ids;
+	__u64 first_time, last_time;	/* of the events handed over */
+	bool have_time;
+} rd;
+
+/* The filters: only events of this type, this CPU, this window of time. */
+static struct {
+	int type, cpu;
+	bool windowed, have_base;
+	__u64 from, to, base;
+} filt = { .type = -1, .cpu = -1 };
+
+static bool read_fail(struct input *in, const char *what, ...)
+{
+	int n = snprintf(read_error, sizeof(read_error), "%s: offset %llu: ", in->path,
+			 in->file_off + in->off);
+	va_list ap;
+
+	if (n > 0 && (size_t)n < sizeof(read_error)) {
+		va_start(ap, what);
+		vsnprintf(read_error + n, sizeof(read_error) - n, what, ap);
+		va_end(ap);
+	}
+	in->have = false;
+	return false;
+}
 
 /* Moves the unread bytes to the start of the buffer, and fills it. */
-static void refill(struct input *in)
+static bool refill(struct input *in)
 {
 	size_t avail = in->len - in->off;
 
@@ -508,96 +570,315 @@ static void refill(struct input *in)
 	in->file_off += in->off;
 	in->off = 0;
 	in->len = avail + fread(in->buf + avail, 1, READ_CHUNK - avail, in->f);
-	if (ferror(in->f))
-		die(2, "%s: %s", in->path, strerror(errno));
+	if (ferror(in->f)) {
+		snprintf(read_error, sizeof(read_error), "%s: %s", in->path, strerror(errno));
+		in->have = false;
+		return false;
+	}
 	in->eof = in->len == avail;
+	return true;
 }
 
-/* Reads the next event of @in into in->ev; in->have says if there was one. */
-static void next_event(struct input *in)
+/*
+ * Finds the next event of @in, whole in the buffer, and its sequence
+ * number for the merge; it is decoded when its turn comes. in->have
+ * says if there is one. False on an error, in read_error.
+ */
+static __always_inline bool next_event(struct input *in, const bool swap)
 {
-	const char *err;
-	unsigned int size;
+	const unsigned char *p;
+	struct kmt_event e;
+	unsigned int size = 0;
+	size_t avail;
+	int32_t seq;
 
 	for (;;) {
-		size_t avail = in->len - in->off;
-
-		size = kmt_peek_size(in->buf + in->off, avail, swap);
-		if (avail >= KMT_HDR_SIZE && size && size <= avail)
-			break;
+		avail = in->len - in->off;
+		p = in->buf + in->off;
+		if (avail >= KMT_HDR_SIZE) {
+			size = kmt_get16(p + 2, swap);
+			if (size < KMT_HDR_SIZE)
+				break;
+			if (size <= avail)
+				break;
+		}
 		if (avail >= EVENT_MAX || in->eof) {
 			if (!avail) {
 				in->have = false;
-				return;
+				return true;
 			}
-			err = kmt_decode(in->buf + in->off, avail, swap, &in->ev);
-			die(2, "%s: offset %llu: %s", in->path, in->file_off + in->off,
-			    err ?: "truncated event");
+			break;
 		}
-		refill(in);
+		if (!refill(in))
+			return false;
 	}
-	err = kmt_decode(in->buf + in->off, in->len - in->off, swap, &in->ev);
-	if (err)
-		die(2, "%s: offset %llu: %s", in->path, in->file_off + in->off, err);
+	if (avail < KMT_HDR_SIZE || size < KMT_HDR_SIZE || size > avail)
+		return read_fail(in, "%s", kmt_decode(p, avail, swap, &e) ?: "truncated event");
+	seq = (int32_t)kmt_get32(p + 4, swap);
 	if (!have_ref) {
-		ref = in->ev.seq;
+		ref = seq;
 		have_ref = true;
 	}
 	if (in->first) {
-		in->seq = (__s64)ref + (int32_t)((uint32_t)in->ev.seq - (uint32_t)ref);
+		in->seq = (__s64)ref + (int32_t)((uint32_t)seq - (uint32_t)ref);
 		in->first = false;
 	} else {
-		int32_t d = (int32_t)((uint32_t)in->ev.seq - (uint32_t)in->seq);
+		int32_t d = (int32_t)((uint32_t)seq - (uint32_t)in->seq);
 
 		if (d <= 0)
-			die(2, "%s: offset %llu: seq %d does not follow %d",
-			    in->path, in->file_off + in->off, in->ev.seq, (int32_t)in->seq);
+			return read_fail(in, "seq %d does not follow %d", seq, (int32_t)in->seq);
 		in->seq += d;
 	}
-	in->off += size;
+	in->size = size;
 	in->have = true;
+	return true;
 }
 
-static void open_inputs(const char *dir, const struct meta *m)
+static void open_inputs(const char *dir)
 {
 	int i;
 
-	for (i = 0; i < m->nfiles; i++) {
+	for (i = 0; i < meta.nfiles; i++) {
 		struct input *in = &inputs[ninputs++];
 
-		snprintf(in->path, sizeof(in->path), "%s/%s", dir, m->files[i]);
-		in->cpu = atoi(m->files[i] + 3);
+		snprintf(in->path, sizeof(in->path), "%s/%s", dir, meta.files[i]);
+		in->cpu = atoi(meta.files[i] + 3);
 		in->f = fopen(in->path, "rb");
 		if (!in->f)
 			die(2, "%s: %s", in->path, strerror(errno));
 		in->buf = xcalloc(1, READ_CHUNK);
 		in->first = true;
-		refill(in);
-		next_event(in);
 	}
+	/* Now that every file is open: the first events (an error waits for the report). */
+	for (i = 0; i < ninputs; i++)
+		if (!refill(&inputs[i]) || !next_event(&inputs[i], swap))
+			break;
 }
 
-/* The input whose event comes next, or NULL when all are read. */
-static struct input *next_input(void)
+/* The input whose event comes next, or NULL when all are read or one failed. */
+static inline struct input *next_input(void)
 {
 	struct input *best = NULL;
 	int i;
 
+	if (read_error[0])
+		return NULL;
 	for (i = 0; i < ninputs; i++)
 		if (inputs[i].have && (!best || inputs[i].seq < best->seq))
 			best = &inputs[i];
 	return best;
 }
 
+static inline bool filtered(const struct kmt_event *e, int cpu)
+{
+	if (e->has_time && !filt.have_base) {
+		filt.base = e->time;
+		filt.have_base = true;
+	}
+	return (filt.type >= 0 && e->type_id != filt.type) || (filt.cpu >= 0 && cpu != filt.cpu) ||
+	       (filt.windowed && (!e->has_time || e->time - filt.base < filt.from ||
+				  e->time - filt.base >= filt.to));
+}
+
+static inline void to_rec(const struct kmt_event *e, int cpu, struct rec *r)
+{
+	r->call_site = e->call_site;
+	r->ptr = e->ptr;
+	r->bytes_req = e->bytes_req;
+	r->bytes_alloc = e->bytes_alloc;
+	r->time = e->time;
+	r->cpu = cpu;
+	r->event_id = e->event_id;
+	r->type_id = e->type_id;
+	r->has_time = e->has_time;
+}
+
+static __always_inline
+unsigned int read_recs_order(struct rec *r, unsigned int max, const bool swap)
+{
+	struct input *in;
+	unsigned int n = 0;
+
+	while (n < max && (in = next_input())) {
+		struct kmt_event e;
+		const char *err = kmt_decode(in->buf + in->off, in->size, swap, &e);
+
+		if (err) {
+			read_fail(in, "%s", err);
+			break;
+		}
+		rd.events++;
+		if (filtered(&e, in->cpu)) {
+			rd.filtered++;
+		} else if (e.unknown) {
+			rd.unknown_ids++;
+		} else {
+			to_rec(&e, in->cpu, &r[n++]);
+			if (e.has_time) {
+				if (!rd.have_time)
+					rd.first_time = e.time;
+				rd.last_time = e.time;
+				rd.have_time = true;
+			}
+		}
+		in->off += in->size;
+		next_event(in, swap);
+	}
+	return n;
+}
+
+/*
+ * Up to @max of the next events that pass the filters, in sequence
+ * order, into @r; fewer only at the end of the capture or at an error.
+ * The loop comes in two copies, one per byte order.
+ */
+static unsigned int read_recs(struct rec *r, unsigned int max)
+{
+	return swap ? read_recs_order(r, max, true) : read_recs_order(r, max, false);
+}
+
 /* ---- The analysis ---------------------------------------------------- */
 
-#define NR_TYPES	3
-#define NR_BUCKETS	48	/* requested sizes by power of two, up to 128 TiB */
+static bool is_null_free(__u64 ptr)
+{
+	return ptr <= 16;	/* NULL and ZERO_SIZE_PTR */
+}
+
+static void account(const struct rec *e)
+{
+	struct freed *fr;
+	struct site *s;
+	struct live *l;
+	unsigned int si;
+	bool old;
+
+	if (e->event_id != KMEMTRACE_EVENT_ALLOC && is_null_free(e->ptr))
+		return;
+	si = site_index(e->call_site, e->type_id);
+	s = &sites[si];
+	if (e->event_id == KMEMTRACE_EVENT_ALLOC) {
+		if (!e->ptr) {
+			s->failed++;
+			return;
+		}
+		s->allocs++;
+		s->req += e->bytes_req;
+		s->alloc += e->bytes_alloc;
+		site_hist[si * NR_BUCKETS + bucket(e->bytes_req)]++;
+		if (e->bytes_alloc < e->bytes_req)
+			note_err(ERR_LESS, e->type_id, e->call_site, e->type_id, e->call_site);
+		l = live_add(e->ptr, &old);
+		if (old)
+			note_err(ERR_REALLOC, sites[l->site].type, sites[l->site].call_site,
+				 e->type_id, e->call_site);
+		l->site = si;
+		l->cache = cache_index(e->bytes_alloc, e->type_id);
+		l->time = e->time;
+		l->cpu = e->cpu;
+		caches[l->cache].allocs++;
+		caches[l->cache].req += e->bytes_req;
+		return;
+	}
+	s->frees++;
+	if (!freed)
+		freed = xcalloc(FREED_SLOTS, sizeof(*freed));
+	fr = &freed[mix(e->ptr) & (FREED_SLOTS - 1)];
+	l = live_find(e->ptr);
+	if (!l) {
+		if (fr->ptr == e->ptr)
+			note_err(ERR_DOUBLE, sites[fr->site].type, sites[fr->site].call_site,
+				 e->type_id, e->call_site);
+		else
+			note_err(ERR_UNKNOWN, e->type_id, e->call_site, -1, 0);
+		fr->ptr = e->ptr;
+		fr->site = si;
+		return;
+	}
+	if (sites[l->site].type != e->type_id)
+		note_err(ERR_MISMATCH, sites[l->site].type, sites[l->site].call_site, e->type_id,
+			 e->call_site);
+	if (l->cpu != e->cpu)
+		sites[l->site].cross++;
+	caches[l->cache].frees++;
+	fr->ptr = e->ptr;
+	fr->site = si;
+	live_del(l);
+}
+
+/*
+ * The capture, read and analysed: the reader (read_recs()) in a thread
+ * of its own, handing over batches of events through a ring, so that
+ * reading and decoding overlap the analysis; on one thread if a second
+ * cannot be had.
+ */
+#define BATCH	8192	/* events, 384 KiB: few handovers, each of which may wake */
+#define NBATCH	4	/* a thread, which is dear (most of all in a VM) */
+
+static struct batch {
+	struct rec r[BATCH];
+	unsigned int n;
+} *ring;
+static sem_t ring_free, ring_full;
+
+static void *reader(void *arg)
+{
+	unsigned int w = 0;
+	struct batch *b;
+
+	do {
+		b = &ring[w];
+		while (sem_wait(&ring_free))
+			;
+		b->n = read_recs(b->r, BATCH);
+		sem_post(&ring_full);
+		w = (w + 1) % NBATCH;
+	} while (b->n == BATCH);
+	return NULL;
+}
+
+static bool analyse(void)
+{
+	bool have_free = false, have_full = false, threaded = false;
+	unsigned int i, r = 0, n;
+	pthread_t thread;
+	struct batch *b;
+
+	ring = xcalloc(NBATCH, sizeof(*ring));
+	have_free = !sem_init(&ring_free, 0, NBATCH);
+	have_full = have_free && !sem_init(&ring_full, 0, 0);
+	threaded = have_full && !pthread_create(&thread, NULL, reader, NULL);
+	if (threaded) {
+		do {
+			b = &ring[r];
+			while (sem_wait(&ring_full))
+				;
+			n = b->n;
+			for (i = 0; i < n; i++)
+				account(&b->r[i]);
+			sem_post(&ring_free);
+			r = (r + 1) % NBATCH;
+		} while (n == BATCH);
+		pthread_join(thread, NULL);
+	} else {
+		do {
+			n = read_recs(ring->r, BATCH);
+			for (i = 0; i < n; i++)
+				account(&ring->r[i]);
+		} while (n == BATCH);
+	}
+	if (have_full)
+		sem_destroy(&ring_full);
+	if (have_free)
+		sem_destroy(&ring_free);
+	free(ring);
+	ring = NULL;
+	return !read_error[0];
+}
+
+/* ---- Totals ------------------------------------------------------------ */
 
 struct totals {
-	__u64 events, allocs, failed, frees, req, alloc, cross, unknown_ids, filtered;
-	__u64 first_time, last_time;
-	bool have_time;
+	__u64 allocs, failed, frees, req, alloc, cross, live, live_bytes;
 	/* Per type: allocations, frees, bytes requested and allocated. */
 	__u64 type_allocs[NR_TYPES], type_frees[NR_TYPES];
 	__u64 type_req[NR_TYPES], type_alloc[NR_TYPES];
@@ -605,105 +886,48 @@ struct totals {
 	__u64 hist[NR_TYPES][NR_BUCKETS];
 } tot;
 
-static int bucket(__u64 size)
-{
-	int b = size ? 64 - __builtin_clzll(size) : 0;
-
-	return b < NR_BUCKETS ? b : NR_BUCKETS - 1;
-}
-
-static bool is_null_free(__u64 ptr)
-{
-	return ptr <= 16;	/* NULL and ZERO_SIZE_PTR */
-}
-
-static void account(const struct kmt_event *e, int cpu)
-{
-	struct site *s;
-	struct live *l;
-	unsigned int si;
-
-	tot.events++;
-	if (e->unknown) {
-		tot.unknown_ids++;
-		return;
-	}
-	if (e->has_time) {
-		if (!tot.have_time)
-			tot.first_time = e->time;
-		tot.last_time = e->time;
-		tot.have_time = true;
-	}
-	if (e->event_id == KMEMTRACE_EVENT_ALLOC) {
-		si = site_index(e->call_site, e->type_id);
-		s = &sites[si];
-		if (!e->ptr) {
-			s->failed++;
-			tot.failed++;
-			return;
-		}
-		s->allocs++;
-		s->req += e->bytes_req;
-		s->alloc += e->bytes_alloc;
-		tot.type_allocs[e->type_id]++;
-		tot.type_req[e->type_id] += e->bytes_req;
-		tot.type_alloc[e->type_id] += e->bytes_alloc;
-		tot.hist[e->type_id][bucket(e->bytes_req)]++;
-		tot.allocs++;
-		tot.req += e->bytes_req;
-		tot.alloc += e->bytes_alloc;
-		if (e->bytes_alloc < e->bytes_req)
-			note_err(ERR_LESS, e->type_id, e->call_site, e->type_id, e->call_site);
-		l = live_add(e->ptr);
-		if (l->site != UINT_MAX)
-			note_err(ERR_REALLOC, sites[l->site].type, sites[l->site].call_site,
-				 e->type_id, e->call_site);
-		l->site = si;
-		l->alloc = e->bytes_alloc;
-		l->time = e->time;
-		l->cpu = cpu;
-		return;
-	}
-	if (is_null_free(e->ptr))
-		return;
-	si = site_index(e->call_site, e->type_id);	/* may move sites[] */
-	s = &sites[si];
-	s->frees++;
-	tot.frees++;
-	tot.type_frees[e->type_id]++;
-	l = live_find(e->ptr);
-	if (!l) {
-		note_err(ERR_UNKNOWN, e->type_id, e->call_site, -1, 0);
-		return;
-	}
-	if (sites[l->site].type != e->type_id)
-		note_err(ERR_MISMATCH, sites[l->site].type, sites[l->site].call_site, e->type_id,
-			 e->call_site);
-	if (l->cpu != cpu) {
-		sites[l->site].cross++;
-		tot.cross++;
-	}
-	live_del(l);
-}
-
-/* What was still allocated at the end, onto its site. */
+/* What was still allocated at the end onto its site and cache, then the totals. */
 static void leaks(void)
 {
 	size_t i;
+	int b;
 
 	for (i = 0; i < lives_cap; i++) {
 		struct live *l = &lives[i];
 		struct site *s;
 		__u64 age;
 
-		if (!l->used)
+		if (!l->ptr)
 			continue;
 		s = &sites[l->site];
 		s->live++;
-		s->live_bytes += l->alloc;
-		age = tot.last_time > l->time ? tot.last_time - l->time : 0;
+		s->live_bytes += caches[l->cache].size;
+		caches[l->cache].live++;
+		caches[l->cache].live_bytes += caches[l->cache].size;
+		age = rd.last_time > l->time ? rd.last_time - l->time : 0;
 		if (age > s->oldest)
 			s->oldest = age;
+	}
+	for (i = 0; i < site_map.n; i++) {
+		const struct site *s = &sites[i];
+		int t = s->type;
+
+		tot.allocs += s->allocs;
+		tot.failed += s->failed;
+		tot.frees += s->frees;
+		tot.req += s->req;
+		tot.alloc += s->alloc;
+		tot.cross += s->cross;
+		tot.live += s->live;
+		tot.live_bytes += s->live_bytes;
+		if (t >= NR_TYPES)
+			continue;
+		tot.type_allocs[t] += s->allocs;
+		tot.type_frees[t] += s->frees;
+		tot.type_req[t] += s->req;
+		tot.type_alloc[t] += s->alloc;
+		for (b = 0; b < NR_BUCKETS; b++)
+			tot.hist[t][b] += site_hist[i * NR_BUCKETS + b];
 	}
 }
 
@@ -798,13 +1022,28 @@ static struct site **rows;
 static size_t nrows;
 static struct err **err_rows;
 static size_t nerr_rows;
+static struct cache **cache_rows;
+
+/* Caches by bytes allocated from them, then by type and size. */
+static int cmp_cache(const void *a, const void *b)
+{
+	const struct cache *x = *(const struct cache * const *)a;
+	const struct cache *y = *(const struct cache * const *)b;
+	__u64 vx = x->allocs * x->size, vy = y->allocs * y->size;
+
+	if (vx != vy)
+		return vx > vy ? -1 : 1;
+	if (x->type != y->type)
+		return x->type - y->type;
+	return x->size < y->size ? -1 : x->size > y->size;
+}
 
 static void collect(void)
 {
 	size_t i;
 
-	rows = xcalloc(nsites + 1, sizeof(*rows));
-	for (i = 0; i < nsites; i++)
+	rows = xcalloc(site_map.n + 1, sizeof(*rows));
+	for (i = 0; i < site_map.n; i++)
 		if (site_match(sites[i].call_site))
 			rows[nrows++] = &sites[i];
 	qsort(rows, nrows, sizeof(*rows), cmp_site);
@@ -814,17 +1053,10 @@ static void collect(void)
 				     (errs[i].type2 >= 0 && site_match(errs[i].site2))))
 			err_rows[nerr_rows++] = &errs[i];
 	qsort(err_rows, nerr_rows, sizeof(*err_rows), cmp_err);
-}
-
-static __u64 live_bytes_total(void)
-{
-	__u64 b = 0;
-	size_t i;
-
-	for (i = 0; i < lives_cap; i++)
-		if (lives[i].used)
-			b += lives[i].alloc;
-	return b;
+	cache_rows = xcalloc(cache_map.n + 1, sizeof(*cache_rows));
+	for (i = 0; i < cache_map.n; i++)
+		cache_rows[i] = &caches[i];
+	qsort(cache_rows, cache_map.n, sizeof(*cache_rows), cmp_cache);
 }
 
 /* ---- Text ------------------------------------------------------------ */
@@ -849,6 +1081,37 @@ static const char *human(__u64 v, char *buf, size_t len)
 }
 
 static int text_width;	/* of the terminal, 0 when not one */
+static bool show_sizes;		/* --sizes */
+
+/* A cache as the kernel names sizes: kmalloc-64, kmalloc-1k, cache-192, pages-8k. */
+static const char *cache_name(const struct cache *c, char *buf, size_t len)
+{
+	static const char units[] = "kMGTPE";
+	__u64 v = c->size;
+	int u = -1;
+
+	while (v >= 1024 && !(v % 1024) && u < 5) {
+		v /= 1024;
+		u++;
+	}
+	if (u < 0)
+		snprintf(buf, len, "%s-%llu", type_name(c->type), v);
+	else
+		snprintf(buf, len, "%s-%llu%c", type_name(c->type), v, units[u]);
+	return buf;
+}
+
+/* The non-empty buckets of a size histogram: " <16 3 <32 4". */
+static void print_hist_text(const __u64 *hist)
+{
+	char b1[16];
+	int b;
+
+	for (b = 0; b < NR_BUCKETS; b++)
+		if (hist[b])
+			printf(" <%s %llu", human(1ULL << b, b1, sizeof(b1)), hist[b]);
+	printf("\n");
+}
 
 static void print_error_text(const struct err *e)
 {
@@ -860,6 +1123,12 @@ static void print_error_text(const struct err *e)
 		       err_names[e->kind], type_name(e->type1),
 		       symbolize(e->site1, s1, sizeof(s1)),
 		       type_name(e->type2), symbolize(e->site2, s2, sizeof(s2)));
+		break;
+	case ERR_DOUBLE:
+		printf("%8llu x %s: %s freed by %s, again by %s %s\n", e->count,
+		       err_names[e->kind], type_name(e->type1),
+		       symbolize(e->site1, s1, sizeof(s1)), type_name(e->type2),
+		       symbolize(e->site2, s2, sizeof(s2)));
 		break;
 	case ERR_UNKNOWN:
 		printf("%8llu x %s: %s free by %s\n", e->count, err_names[e->kind],
@@ -886,9 +1155,9 @@ static void emit_text(long top)
 	bool any = false;
 
 	printf("%llu events in %d files; %llu allocations (%llu failed), %llu frees\n",
-	       tot.events, ninputs, tot.allocs + tot.failed, tot.failed, tot.frees);
-	if (tot.filtered)
-		printf("%llu events left out by the filters\n", tot.filtered);
+	       rd.events, ninputs, tot.allocs + tot.failed, tot.failed, tot.frees);
+	if (rd.filtered)
+		printf("%llu events left out by the filters\n", rd.filtered);
 	printf("requested %llu bytes, allocated %llu bytes, fragmentation %.1f%% (%lld bytes)\n",
 	       tot.req, tot.alloc, pct(frag(tot.alloc, tot.req), tot.alloc),
 	       frag(tot.alloc, tot.req));
@@ -900,10 +1169,10 @@ static void emit_text(long top)
 					       tot.type_alloc[t]));
 	printf("freed on another CPU: %llu of %llu frees (%.1f%%)\n", tot.cross, tot.frees,
 	       pct(tot.cross, tot.frees));
-	printf("still allocated at the end: %zu objects, %llu bytes\n", nlives,
-	       live_bytes_total());
-	if (tot.unknown_ids)
-		printf("%llu events of a newer ABI skipped\n", tot.unknown_ids);
+	printf("still allocated at the end: %llu objects, %llu bytes\n", tot.live,
+	       tot.live_bytes);
+	if (rd.unknown_ids)
+		printf("%llu events of a newer ABI skipped\n", rd.unknown_ids);
 	printf("errors:");
 	for (t = 0; t < NR_ERR; t++)
 		printf(" %s %llu%s", err_names[t], err_totals[t], t + 1 < NR_ERR ? "," : "\n");
@@ -953,16 +1222,39 @@ static void emit_text(long top)
 		if (top >= 0 && nerr_rows > (size_t)top)
 			printf("... %zu more (--top)\n", nerr_rows - top);
 	}
+	if (cache_map.n) {
+		printf("\n%-15s %9s %9s %7s %7s %6s %7s %7s\n", "cache", "allocs", "frees",
+		       "req", "alloc", "frag%", "live", "live B");
+		for (i = 0; i < cache_map.n && (top < 0 || i < (size_t)top); i++) {
+			const struct cache *c = cache_rows[i];
+			__u64 bytes = c->allocs * c->size;
+
+			printf("%-15s %9llu %9llu %7s %7s %6.1f %7llu %7s\n",
+			       cache_name(c, sym, sizeof(sym)), c->allocs, c->frees,
+			       human(c->req, b1, sizeof(b1)), human(bytes, b2, sizeof(b2)),
+			       pct(frag(bytes, c->req), bytes), c->live,
+			       human(c->live_bytes, b3, sizeof(b3)));
+		}
+		if (top >= 0 && cache_map.n > (size_t)top)
+			printf("... %zu more (--top)\n", cache_map.n - top);
+	}
 	printf("\nallocations by requested size (bytes):\n");
 	for (t = 0; t < NR_TYPES; t++) {
 		if (!tot.type_allocs[t])
 			continue;
 		printf("  %s:", type_names[t]);
-		for (b = 0; b < NR_BUCKETS; b++)
-			if (tot.hist[t][b])
-				printf(" <%s %llu", human(1ULL << b, b1, sizeof(b1)),
-				       tot.hist[t][b]);
-		printf("\n");
+		print_hist_text(tot.hist[t]);
+	}
+	if (!show_sizes)
+		return;
+	printf("\nallocations by requested size (bytes) and call site:\n");
+	for (i = 0; i < n; i++) {
+		const struct site *s = rows[i];
+
+		if (!s->allocs)
+			continue;
+		printf("  %s %s:", symbolize(s->call_site, sym, sizeof(sym)), type_name(s->type));
+		print_hist_text(&site_hist[(s - sites) * NR_BUCKETS]);
 	}
 }
 
@@ -982,6 +1274,22 @@ static void json_str(const char *s)
 	putchar('"');
 }
 
+/* A size histogram: [[upper bound (exclusive), count], ...], non-empty buckets only. */
+static void json_hist(const __u64 *hist)
+{
+	bool first = true;
+	int b;
+
+	printf("[");
+	for (b = 0; b < NR_BUCKETS; b++) {
+		if (!hist[b])
+			continue;
+		printf("%s[%llu, %llu]", first ? "" : ", ", 1ULL << b, hist[b]);
+		first = false;
+	}
+	printf("]");
+}
+
 static void emit_json(long top)
 {
 	char sym[320];
@@ -989,18 +1297,20 @@ static void emit_json(long top)
 	int t;
 
 	printf("{\n  \"events\": %llu, \"files\": %d, \"filtered\": %llu, \"newer_abi\": %llu,\n",
-	       tot.events, ninputs, tot.filtered, tot.unknown_ids);
+	       rd.events, ninputs, rd.filtered, rd.unknown_ids);
 	printf("  \"allocations\": %llu, \"failed\": %llu, \"frees\": %llu,\n", tot.allocs,
 	       tot.failed, tot.frees);
 	printf("  \"bytes_req\": %llu, \"bytes_alloc\": %llu, \"cross_cpu_frees\": %llu,\n",
 	       tot.req, tot.alloc, tot.cross);
-	printf("  \"live\": %zu, \"live_bytes\": %llu,\n  \"types\": {", nlives,
-	       live_bytes_total());
+	printf("  \"live\": %llu, \"live_bytes\": %llu,\n  \"types\": {", tot.live,
+	       tot.live_bytes);
 	for (t = 0; t < NR_TYPES; t++) {
 		printf("%s\n    \"%s\": { \"allocations\": %llu, \"frees\": %llu, ", t ? "," : "",
 		       type_names[t], tot.type_allocs[t], tot.type_frees[t]);
-		printf("\"bytes_req\": %llu, \"bytes_alloc\": %llu }", tot.type_req[t],
-		       tot.type_alloc[t]);
+		printf("\"bytes_req\": %llu, \"bytes_alloc\": %llu,\n      \"sizes\": ",
+		       tot.type_req[t], tot.type_alloc[t]);
+		json_hist(tot.hist[t]);
+		printf(" }");
 	}
 	printf("\n  },\n  \"errors\": {");
 	for (t = 0; t < NR_ERR; t++)
@@ -1017,8 +1327,22 @@ static void emit_json(long top)
 		printf(" \"frees\": %llu,", s->frees);
 		printf(" \"bytes_req\": %llu, \"bytes_alloc\": %llu, \"cross_cpu_frees\": %llu,",
 		       s->req, s->alloc, s->cross);
-		printf(" \"live\": %llu, \"live_bytes\": %llu, \"oldest_live_ns\": %llu }", s->live,
+		printf(" \"live\": %llu, \"live_bytes\": %llu, \"oldest_live_ns\": %llu,", s->live,
 		       s->live_bytes, s->oldest);
+		printf("\n      \"sizes\": ");
+		json_hist(&site_hist[(s - sites) * NR_BUCKETS]);
+		printf(" }");
+	}
+	printf("\n  ],\n  \"caches\": [");
+	for (i = 0; i < cache_map.n && (top < 0 || i < (size_t)top); i++) {
+		const struct cache *c = cache_rows[i];
+
+		printf("%s\n    { \"name\": \"%s\", \"type\": \"%s\", \"object_size\": %llu,",
+		       i ? "," : "", cache_name(c, sym, sizeof(sym)), type_name(c->type), c->size);
+		printf(" \"allocations\": %llu, \"frees\": %llu, \"bytes_req\": %llu,", c->allocs,
+		       c->frees, c->req);
+		printf(" \"bytes_alloc\": %llu, \"live\": %llu, \"live_bytes\": %llu }",
+		       c->allocs * c->size, c->live, c->live_bytes);
 	}
 	printf("\n  ],\n  \"error_sites\": [");
 	for (i = 0; i < nerr_rows && (top < 0 || i < (size_t)top); i++) {
@@ -1097,23 +1421,31 @@ static void report_reset(void)
 	for (i = 0; i < nsyms; i++)
 		free(syms[i].name);
 	free(syms);
+	key_map_free(&site_map);
+	key_map_free(&cache_map);
 	free(sites);
-	free(site_tab);
+	free(site_hist);
+	free(caches);
 	free(lives);
+	free(freed);
 	free(errs);
 	free(rows);
 	free(err_rows);
+	free(cache_rows);
 	syms = NULL;
 	sites = NULL;
-	site_tab = NULL;
+	site_hist = NULL;
+	caches = NULL;
 	lives = NULL;
+	freed = NULL;
 	errs = NULL;
 	rows = NULL;
 	err_rows = NULL;
+	cache_rows = NULL;
 	nsyms = 0;
-	nsites = 0;
 	sites_cap = 0;
-	site_tab_cap = 0;
+	site_hist_cap = 0;
+	caches_cap = 0;
 	lives_cap = 0;
 	nlives = 0;
 	errs_cap = 0;
@@ -1121,8 +1453,12 @@ static void report_reset(void)
 	nrows = 0;
 	nerr_rows = 0;
 	memset(&tot, 0, sizeof(tot));
+	memset(&rd, 0, sizeof(rd));
 	memset(err_totals, 0, sizeof(err_totals));
-	memset(site_cache, 0, sizeof(site_cache));
+	ninputs = 0;
+	have_ref = false;
+	read_error[0] = '\0';
+	filt.have_base = false;
 }
 
 static void print_help(FILE *f)
@@ -1130,18 +1466,22 @@ static void print_help(FILE *f)
 	fprintf(f,
 		"usage: %s [OPTIONS] DIR\n"
 		"Reports on a kmemtraced capture in DIR: memory and fragmentation per\n"
-		"call site, cross-CPU frees, errors and what was still allocated at the end.\n"
+		"call site and per cache, cross-CPU frees, errors and what was still\n"
+		"allocated at the end.\n"
 		"  -f, --format=FMT     text (default), json, csv (the call sites), or folded\n"
 		"                       (\"function;type bytes\" lines for flame graphs)\n"
 		"  -s, --sort=KEY       order of the call sites: bytes (allocated, default),\n"
 		"                       req, hits, frag, cross, live\n"
-		"  -n, --top=N          at most N call sites and N errors (default 20, -1 all)\n"
+		"  -n, --top=N          at most N call sites, N caches and N errors\n"
+		"                       (default 20, -1 all)\n"
 		"  -t, --type=TYPE      only kmalloc, cache or pages events\n"
 		"  -c, --cpu=N          only the events recorded on CPU N\n"
 		"  -w, --window=A:B     only the events from A to B seconds after the first\n"
 		"                       (either may be left out)\n"
 		"  -S, --site=TEXT      only the call sites (and errors) whose symbol or\n"
 		"                       address contains TEXT\n"
+		"  -z, --sizes          the text report also shows each call site's\n"
+		"                       allocations by requested size (JSON always has them)\n"
 		"  -k, --kallsyms=FILE  symbols from FILE (kallsyms or System.map format)\n"
 		"                       instead of DIR/kallsyms\n"
 		"  -h, --help           print this text\n"
@@ -1189,23 +1529,20 @@ int main(int argc, char **argv)
 		{ "cpu", required_argument, NULL, 'c' },
 		{ "window", required_argument, NULL, 'w' },
 		{ "site", required_argument, NULL, 'S' },
+		{ "sizes", no_argument, NULL, 'z' },
 		{ "kallsyms", required_argument, NULL, 'k' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
 	static const char *const formats[] = { "text", "json", "csv", "folded" };
 	const char *dir, *symfile = NULL;
-	int format = 0, only_type = -1, only_cpu = -1;
-	__u64 from = 0, to = ~0ULL, base = 0;
-	bool windowed = false, have_base = false;
+	int format = 0;
 	char path[PATH_MAX], *end;
-	struct input *in;
-	struct meta *m;
 	long top = 20, v;
 	size_t i;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "f:s:n:t:c:w:S:k:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "f:s:n:t:c:w:S:zk:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'f':
 			for (i = 0; i < ARRAY_SIZE(formats); i++)
@@ -1236,22 +1573,25 @@ int main(int argc, char **argv)
 					break;
 			if (i == NR_TYPES)
 				return bad_option("type", optarg, "not kmalloc, cache or pages");
-			only_type = i;
+			filt.type = i;
 			break;
 		case 'c':
 			errno = 0;
 			v = strtol(optarg, &end, 10);
 			if (errno || *end || !*optarg || v < 0 || v > INT_MAX)
 				return bad_option("cpu", optarg, "not a CPU number");
-			only_cpu = v;
+			filt.cpu = v;
 			break;
 		case 'w':
-			if (!parse_window(optarg, &from, &to))
+			if (!parse_window(optarg, &filt.from, &filt.to))
 				return bad_option("window", optarg, "not A:B seconds with A <= B");
-			windowed = true;
+			filt.windowed = true;
 			break;
 		case 'S':
 			site_filter = optarg;
+			break;
+		case 'z':
+			show_sizes = true;
 			break;
 		case 'k':
 			symfile = optarg;
@@ -1269,11 +1609,10 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	dir = argv[optind];
-	m = xcalloc(1, sizeof(*m));
-	read_meta(dir, m);
-	swap = m->swap;
-	if (m->have_start) {
-		ref = (int32_t)(uint32_t)m->start_seq;
+	read_meta(dir);
+	swap = meta.swap;
+	if (meta.have_start) {
+		ref = (int32_t)(uint32_t)meta.start_seq;
 		have_ref = true;
 	}
 	if (symfile) {
@@ -1283,24 +1622,9 @@ int main(int argc, char **argv)
 		snprintf(path, sizeof(path), "%s/kallsyms", dir);
 		load_symbols(path);
 	}
-	open_inputs(dir, m);
-	while ((in = next_input())) {
-		const struct kmt_event *e = &in->ev;
-
-		if (e->has_time && !have_base) {
-			base = e->time;
-			have_base = true;
-		}
-		if ((only_type >= 0 && e->type_id != only_type) ||
-		    (only_cpu >= 0 && in->cpu != only_cpu) ||
-		    (windowed && (!e->has_time || e->time - base < from || e->time - base >= to))) {
-			tot.events++;
-			tot.filtered++;
-		} else {
-			account(e, in->cpu);
-		}
-		next_event(in);
-	}
+	open_inputs(dir);
+	if (!analyse())
+		die(2, "%s", read_error);
 	leaks();
 	collect();
 	if (isatty(STDOUT_FILENO)) {
@@ -1331,6 +1655,5 @@ int main(int argc, char **argv)
 		fclose(inputs[c].f);
 	}
 	report_reset();
-	free(m);
 	return 0;
 }

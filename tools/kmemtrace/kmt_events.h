@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include <linux/compiler.h>	/* tools/include's: __always_inline */
 #include <linux/kmemtrace.h>
 
 #define KMT_HDR_SIZE	((unsigned int)sizeof(struct kmemtrace_event))
@@ -80,14 +81,36 @@ static inline unsigned int kmt_peek_size(const unsigned char *p, size_t avail, b
 
 /*
  * Decodes the event at @p, @avail bytes available. Returns NULL and
- * the event, or a static string saying what is wrong with it.
+ * the event, or a static string saying what is wrong with it. Inlined
+ * always: in a reader's loop, with @swap a constant, the event can live
+ * in registers.
  */
-static inline const char *kmt_decode(const unsigned char *p, size_t avail, bool swap,
-				     struct kmt_event *e)
+static __always_inline
+const char *kmt_decode(const unsigned char *p, size_t avail, bool swap, struct kmt_event *e)
 {
 	unsigned int off, min;
 
-	memset(e, 0, sizeof(*e));
+	/* No memset: this runs for every event, and sets every field. */
+	e->event_id = 0;
+	e->type_id = 0;
+	e->size = 0;
+	e->seq = 0;
+	e->call_site = 0;
+	e->ptr = 0;
+	e->unknown = false;
+	e->bytes_req = 0;
+	e->bytes_alloc = 0;
+	e->gfp_flags = 0;
+	e->target_cpu = 0;
+	e->has_time = false;
+	e->has_pid = false;
+	e->has_node = false;
+	e->has_ctx = false;
+	e->time = 0;
+	e->pid = 0;
+	e->node = 0;
+	e->ctx = 0;
+	e->unknown_features = 0;
 	if (avail < KMT_HDR_SIZE)
 		return "truncated event header";
 	e->event_id = p[0];

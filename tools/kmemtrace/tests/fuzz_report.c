@@ -1,17 +1,22 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * fuzz_report - a libFuzzer harness for kmemtrace-report's capture
- * reader: the event decoder of kmt_events.h, the analysis, the symbol
- * file parser and every output format, on arbitrary bytes.
+ * reader: the reader thread and its event decoder (kmt_events.h), the
+ * analysis, the symbol file parser and every output format, on
+ * arbitrary bytes.
  *
- *   clang -g -O1 -fsanitize=fuzzer,address,undefined -o fuzz_report fuzz_report.c
+ *   clang -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -pthread \
+ *	-I tools/include -isystem usr/include -o fuzz_report fuzz_report.c
  *   ./fuzz_report CORPUS_DIR		fuzz
  *   ./fuzz_report FILE...		replay
  *
- * Input: one flags byte (bit 0: the other byte order), two bytes of
- * symbol text length (little endian), the symbol text (kallsyms format),
- * then the bytes of a CPU file. The reader stops at the first event it
- * cannot decode, as the tool stops there with an error.
+ * Input: one flags byte (bit 0: the other byte order; bit 1: two CPU
+ * files), two bytes of symbol text length (little endian), the symbol
+ * text (kallsyms format), then the bytes of a CPU file, or with bit 1
+ * two bytes of length (little endian) and that many bytes of cpu0, the
+ * rest being cpu1, each read through fmemopen() as the tool reads a
+ * file, and merged by sequence number. The reader stops at the first event it cannot decode, as the
+ * tool does (with an error); the report is made of what came before.
  */
 #define main report_main
 #include "../kmemtrace-report.c"
@@ -42,14 +47,33 @@ static void symbols(const uint8_t *text, size_t len)
 	close(fd);
 }
 
+/* CPU file @cpu: @len bytes at @data (fmemopen() wants at least one). */
+static void open_input(int cpu, const uint8_t *data, size_t len)
+{
+	static const uint8_t none;
+	struct input *in = &inputs[ninputs++];
+
+	snprintf(in->path, sizeof(in->path), "cpu%d", cpu);
+	in->cpu = cpu;
+	in->f = fmemopen((void *)(len ? data : &none), len ? len : 1, "rb");
+	if (!in->f)
+		abort();
+	if (!len)
+		fgetc(in->f);	/* at the end: an empty file */
+	in->buf = xcalloc(1, READ_CHUNK);
+	in->first = true;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	size_t symlen, off = 0;
+	size_t symlen, len0;
+	int flags, i;
 	bool other;
 
 	if (size < 3)
 		return 0;
-	other = data[0] & 1;
+	flags = data[0];
+	other = flags & 1;
 	symlen = data[1] | data[2] << 8;
 	data += 3;
 	size -= 3;
@@ -59,14 +83,26 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	data += symlen;
 	size -= symlen;
 
-	while (off < size) {
-		struct kmt_event e;
-		unsigned int n = kmt_peek_size(data + off, size - off, other);
-
-		if (kmt_decode(data + off, size - off, other, &e) || !n)
+	swap = other;
+	if (flags & 2 && size >= 2) {
+		len0 = data[0] | data[1] << 8;
+		data += 2;
+		size -= 2;
+		if (len0 > size)
+			len0 = size;
+		open_input(0, data, len0);
+		open_input(1, data + len0, size - len0);
+	} else {
+		open_input(0, data, size);
+	}
+	for (i = 0; i < ninputs; i++)
+		if (!refill(&inputs[i]) || !next_event(&inputs[i], swap))
 			break;
-		account(&e, e.seq & 1);
-		off += n;
+	analyse();
+	for (i = 0; i < ninputs; i++) {
+		fclose(inputs[i].f);
+		free(inputs[i].buf);
+		memset(&inputs[i], 0, sizeof(inputs[i]));
 	}
 	leaks();
 	collect();

@@ -3,10 +3,11 @@
  * kmtgen - write a kmemtraced capture, exactly as the ABI lays it out,
  * from a scripted scenario, for the host tests of kmemtrace-report.
  *
- *   kmtgen [-s] DIR < SCENARIO
- *   kmtgen [-s] -n PAIRS DIR
+ *   kmtgen [-s] [-w BITS] DIR < SCENARIO
+ *   kmtgen [-s] [-w BITS] -n PAIRS DIR
  *
- * -s writes the other byte order (and says so in meta). -n writes PAIRS
+ * -s writes the other byte order (and says so in meta); -w 32 says the
+ * capture is a 32-bit machine's (the fields are 64-bit all the same). -n writes PAIRS
  * kmalloc()/kfree() pairs from 64 call sites on 2 CPUs instead, each
  * object freed 1024 allocations later, for benchmarks. SCENARIO has one
  * line per event, numbered from 0 in order, with a time stamp of 1000 ns
@@ -26,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "kmt_put.h"
 
@@ -126,19 +128,30 @@ int main(int argc, char **argv)
 	FILE *cpu[MAX_CPUS] = { NULL }, *meta, *syms = NULL;
 	char line[512], path[4096];
 	const char *dir;
-	int seq = 0, ncpus = 0, lineno = 0, i, a = 1;
+	int seq = 0, ncpus = 0, lineno = 0, i, a;
 	long long pairs = -1;
+	int word_size = 64;
 
-	if (a < argc && !strcmp(argv[a], "-s")) {
-		kmt_swap = true;
-		a++;
+	while ((i = getopt(argc, argv, "sw:n:")) != -1) {
+		switch (i) {
+		case 's':
+			kmt_swap = true;
+			break;
+		case 'w':
+			word_size = atoi(optarg);
+			break;
+		case 'n':
+			pairs = atoll(optarg);
+			break;
+		default:
+			word_size = 0;	/* usage */
+			break;
+		}
 	}
-	if (a + 1 < argc && !strcmp(argv[a], "-n")) {
-		pairs = atoll(argv[a + 1]);
-		a += 2;
-	}
-	if (a + 1 != argc || (pairs != -1 && pairs < 1)) {
-		fprintf(stderr, "usage: kmtgen [-s] DIR < SCENARIO | kmtgen [-s] -n PAIRS DIR\n");
+	a = optind;
+	if (a + 1 != argc || (pairs != -1 && pairs < 1) || (word_size != 32 && word_size != 64)) {
+		fprintf(stderr, "usage: kmtgen [-s] [-w 32|64] DIR < SCENARIO | %s\n",
+			"kmtgen [-s] [-w 32|64] -n PAIRS DIR");
 		return 2;
 	}
 	dir = argv[a];
@@ -170,7 +183,7 @@ int main(int argc, char **argv)
 					return 1;
 				}
 			}
-			fprintf(syms, "%016llx T %s\n", site, name);
+			fprintf(syms, "%0*llx T %s\n", word_size / 4, site, name);
 			continue;
 		}
 		n = sscanf(line, "%d %15s %15s %llx %llx %llu %llu %llu", &c, op, type, &site, &ptr,
@@ -217,7 +230,8 @@ int main(int argc, char **argv)
 		fprintf(meta, "abi_version %d\nendianness %s\n", KMEMTRACE_ABI_VERSION,
 			little != kmt_swap ? "little" : "big");
 	}
-	fprintf(meta, "word_size 64\nkernel_release synthetic\ncpus %d\ncpu_files", ncpus);
+	fprintf(meta, "word_size %d\nkernel_release synthetic\ncpus %d\ncpu_files", word_size,
+		ncpus);
 	for (i = 0; i < ncpus; i++)
 		fprintf(meta, " cpu%d", i);
 	fprintf(meta, "\nstart_seq 0\nstart_lost_events 0\nfinished 1\n");
