@@ -17,6 +17,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <math.h>
 #include <pthread.h>
 #include <semaphore.h>
 #include <stdarg.h>
@@ -675,8 +676,10 @@ static inline bool filtered(const struct kmt_event *e, int cpu)
 		filt.base = e->time;
 		filt.have_base = true;
 	}
+	/* Signed: CPUs' clocks may put an event a little before the first. */
 	return (filt.type >= 0 && e->type_id != filt.type) || (filt.cpu >= 0 && cpu != filt.cpu) ||
-	       (filt.windowed && (!e->has_time || e->time - filt.base < filt.from ||
+	       (filt.windowed && (!e->has_time || (__s64)(e->time - filt.base) < 0 ||
+				  e->time - filt.base < filt.from ||
 				  e->time - filt.base >= filt.to));
 }
 
@@ -708,10 +711,10 @@ unsigned int read_recs_order(struct rec *r, unsigned int max, const bool swap)
 			break;
 		}
 		rd.events++;
-		if (filtered(&e, in->cpu)) {
-			rd.filtered++;
-		} else if (e.unknown) {
+		if (e.unknown) {
 			rd.unknown_ids++;
+		} else if (filtered(&e, in->cpu)) {
+			rd.filtered++;
 		} else {
 			to_rec(&e, in->cpu, &r[n++]);
 			if (e.has_time) {
@@ -780,29 +783,33 @@ static void account(const struct rec *e)
 		return;
 	}
 	s->frees++;
-	if (!freed)
-		freed = xcalloc(FREED_SLOTS, sizeof(*freed));
-	fr = &freed[mix(e->ptr) & (FREED_SLOTS - 1)];
+	/* Pages are freed in parts and taken without an event: no double frees. */
+	fr = NULL;
+	if (e->type_id != KMEMTRACE_TYPE_PAGES) {
+		if (!freed)
+			freed = xcalloc(FREED_SLOTS, sizeof(*freed));
+		fr = &freed[mix(e->ptr) & (FREED_SLOTS - 1)];
+	}
 	l = live_find(e->ptr);
 	if (!l) {
-		if (fr->ptr == e->ptr)
+		if (fr && fr->ptr == e->ptr)
 			note_err(ERR_DOUBLE, sites[fr->site].type, sites[fr->site].call_site,
 				 e->type_id, e->call_site);
 		else
 			note_err(ERR_UNKNOWN, e->type_id, e->call_site, -1, 0);
+	} else {
+		if (sites[l->site].type != e->type_id)
+			note_err(ERR_MISMATCH, sites[l->site].type, sites[l->site].call_site,
+				 e->type_id, e->call_site);
+		if (l->cpu != e->cpu)
+			sites[l->site].cross++;
+		caches[l->cache].frees++;
+		live_del(l);
+	}
+	if (fr) {
 		fr->ptr = e->ptr;
 		fr->site = si;
-		return;
 	}
-	if (sites[l->site].type != e->type_id)
-		note_err(ERR_MISMATCH, sites[l->site].type, sites[l->site].call_site, e->type_id,
-			 e->call_site);
-	if (l->cpu != e->cpu)
-		sites[l->site].cross++;
-	caches[l->cache].frees++;
-	fr->ptr = e->ptr;
-	fr->site = si;
-	live_del(l);
 }
 
 /*
@@ -820,19 +827,26 @@ static struct batch {
 } *ring;
 static sem_t ring_free, ring_full;
 
+/* sem_wait(), again if a signal interrupts it. */
+static void ring_wait(sem_t *sem)
+{
+	while (sem_wait(sem) && errno == EINTR)
+		;
+}
+
 static void *reader(void *arg)
 {
-	unsigned int w = 0;
+	unsigned int w = 0, n;
 	struct batch *b;
 
 	do {
 		b = &ring[w];
-		while (sem_wait(&ring_free))
-			;
-		b->n = read_recs(b->r, BATCH);
-		sem_post(&ring_full);
+		ring_wait(&ring_free);
+		n = read_recs(b->r, BATCH);
+		b->n = n;
+		sem_post(&ring_full);	/* b is the analysis' from here */
 		w = (w + 1) % NBATCH;
-	} while (b->n == BATCH);
+	} while (n == BATCH);
 	return NULL;
 }
 
@@ -850,8 +864,7 @@ static bool analyse(void)
 	if (threaded) {
 		do {
 			b = &ring[r];
-			while (sem_wait(&ring_full))
-				;
+			ring_wait(&ring_full);
 			n = b->n;
 			for (i = 0; i < n; i++)
 				account(&b->r[i]);
@@ -1514,6 +1527,9 @@ static bool parse_window(const char *arg, __u64 *from, __u64 *to)
 		if (*end || b < a)
 			return false;
 	}
+	/* Finite, and within what 64 bits of nanoseconds hold: 584 years. */
+	if (!isfinite(a) || !isfinite(b) || a > 1.8e10 || b > 1.8e10)
+		return false;
 	*from = a * 1e9;
 	*to = b < 0 ? ~0ULL : (__u64)(b * 1e9);
 	return true;

@@ -72,6 +72,15 @@ static inline char *kmt_slurp(const char *path, size_t *len)
 	return buf;
 }
 
+/* "cpu<n>", n in decimal without leading zeros, shorter than @size. */
+static inline bool kmt_cpu_file_name(const char *name, size_t size)
+{
+	const char *n = name + 3;
+
+	return !strncmp(name, "cpu", 3) && *n && !(n[0] == '0' && n[1]) &&
+	       strspn(n, "0123456789") == strlen(n) && strlen(name) < size;
+}
+
 /*
  * Reads @dir/meta into @m. Returns NULL, or what is wrong with it in
  * @err (the caller exits with its own status). A newer ABI than the
@@ -93,9 +102,16 @@ static inline const char *kmt_read_meta(const char *dir, struct kmt_meta *m, cha
 		return err;
 	}
 	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		char key[64], val[4096];
+		char key[64], *val;
+		size_t klen = strcspn(line, " ");
 
-		if (line[0] == '#' || sscanf(line, "%63s %4095[^\n]", key, val) != 2)
+		if (line[0] == '#' || !klen || klen >= sizeof(key) || !line[klen])
+			continue;
+		memcpy(key, line, klen);
+		key[klen] = '\0';
+		/* The value in place: cpu_files has a name per CPU, of any length. */
+		val = line + klen + strspn(line + klen, " ");
+		if (!*val)
 			continue;
 		if (!strcmp(key, "abi_version")) {
 			m->abi_version = atoi(val);
@@ -128,6 +144,7 @@ static inline const char *kmt_read_meta(const char *dir, struct kmt_meta *m, cha
 			m->end_lost = strtoull(val, NULL, 10);
 		} else if (!strcmp(key, "cpu_files")) {
 			char *tok, *s2;
+			int i;
 
 			for (tok = strtok_r(val, " ", &s2); tok; tok = strtok_r(NULL, " ", &s2)) {
 				if (m->nfiles == KMT_MAX_FILES) {
@@ -135,11 +152,16 @@ static inline const char *kmt_read_meta(const char *dir, struct kmt_meta *m, cha
 						 KMT_MAX_FILES);
 					goto bad;
 				}
-				if (strncmp(tok, "cpu", 3) || !tok[3] ||
-				    strspn(tok + 3, "0123456789") != strlen(tok + 3) ||
-				    strlen(tok) >= sizeof(m->files[0])) {
+				if (!kmt_cpu_file_name(tok, sizeof(m->files[0]))) {
 					snprintf(err, errlen, "%s: \"%.64s\" is %s", path, tok,
 						 "not a cpu<n> file name");
+					goto bad;
+				}
+				for (i = 0; i < m->nfiles && strcmp(m->files[i], tok); i++)
+					;
+				if (i < m->nfiles) {
+					snprintf(err, errlen, "%s: %s twice in cpu_files", path,
+						 tok);
 					goto bad;
 				}
 				snprintf(m->files[m->nfiles++], sizeof(m->files[0]), "%s", tok);
