@@ -536,8 +536,10 @@ static char read_error[PATH_MAX + 256];
 /* What the reader counted: every event, also those not handed over. */
 static struct {
 	__u64 events, filtered, unknown_ids;
-	__u64 first_time, last_time;	/* of the events handed over */
-	bool have_time;
+	__u64 lost;		/* sequence numbers missing between the events */
+	__s64 last_seq;
+	__u64 last_time;	/* of the events handed over */
+	bool have_seq, have_time;
 } rd;
 
 /* The filters: only events of this type, this CPU, this window of time. */
@@ -711,6 +713,10 @@ unsigned int read_recs_order(struct rec *r, unsigned int max, const bool swap)
 			break;
 		}
 		rd.events++;
+		if (rd.have_seq && in->seq != rd.last_seq + 1)
+			rd.lost += in->seq - rd.last_seq - 1;
+		rd.last_seq = in->seq;
+		rd.have_seq = true;
 		if (e.unknown) {
 			rd.unknown_ids++;
 		} else if (filtered(&e, in->cpu)) {
@@ -718,8 +724,6 @@ unsigned int read_recs_order(struct rec *r, unsigned int max, const bool swap)
 		} else {
 			to_rec(&e, in->cpu, &r[n++]);
 			if (e.has_time) {
-				if (!rd.have_time)
-					rd.first_time = e.time;
 				rd.last_time = e.time;
 				rd.have_time = true;
 			}
@@ -1171,6 +1175,9 @@ static void emit_text(long top)
 	       rd.events, ninputs, tot.allocs + tot.failed, tot.failed, tot.frees);
 	if (rd.filtered)
 		printf("%llu events left out by the filters\n", rd.filtered);
+	if (rd.lost)
+		printf("%llu events lost (%s): an error or leak may be one of them\n", rd.lost,
+		       "missing sequence numbers");
 	printf("requested %llu bytes, allocated %llu bytes, fragmentation %.1f%% (%lld bytes)\n",
 	       tot.req, tot.alloc, pct(frag(tot.alloc, tot.req), tot.alloc),
 	       frag(tot.alloc, tot.req));
@@ -1311,6 +1318,7 @@ static void emit_json(long top)
 
 	printf("{\n  \"events\": %llu, \"files\": %d, \"filtered\": %llu, \"newer_abi\": %llu,\n",
 	       rd.events, ninputs, rd.filtered, rd.unknown_ids);
+	printf("  \"lost_events\": %llu,\n", rd.lost);
 	printf("  \"allocations\": %llu, \"failed\": %llu, \"frees\": %llu,\n", tot.allocs,
 	       tot.failed, tot.frees);
 	printf("  \"bytes_req\": %llu, \"bytes_alloc\": %llu, \"cross_cpu_frees\": %llu,\n",
