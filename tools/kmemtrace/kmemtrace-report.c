@@ -506,7 +506,6 @@ struct rec {
 	__u64 call_site, ptr, bytes_req, bytes_alloc, time;
 	int cpu;
 	uint8_t event_id, type_id;
-	bool has_time;
 };
 
 /* One CPU file, read 1 MiB at a time. */
@@ -539,7 +538,7 @@ static struct {
 	__u64 lost;		/* sequence numbers missing between the events */
 	__s64 last_seq;
 	__u64 last_time;	/* of the events handed over */
-	bool have_seq, have_time;
+	bool have_seq;
 } rd;
 
 /* The filters: only events of this type, this CPU, this window of time. */
@@ -637,6 +636,16 @@ static __always_inline bool next_event(struct input *in, const bool swap)
 	return true;
 }
 
+/* The first event of each input, once all are open (an error waits for the report). */
+static void prime_inputs(void)
+{
+	int i;
+
+	for (i = 0; i < ninputs; i++)
+		if (!refill(&inputs[i]) || !next_event(&inputs[i], swap))
+			break;
+}
+
 static void open_inputs(const char *dir)
 {
 	int i;
@@ -652,10 +661,7 @@ static void open_inputs(const char *dir)
 		in->buf = xcalloc(1, READ_CHUNK);
 		in->first = true;
 	}
-	/* Now that every file is open: the first events (an error waits for the report). */
-	for (i = 0; i < ninputs; i++)
-		if (!refill(&inputs[i]) || !next_event(&inputs[i], swap))
-			break;
+	prime_inputs();
 }
 
 /* The input whose event comes next, or NULL when all are read or one failed. */
@@ -695,7 +701,6 @@ static inline void to_rec(const struct kmt_event *e, int cpu, struct rec *r)
 	r->cpu = cpu;
 	r->event_id = e->event_id;
 	r->type_id = e->type_id;
-	r->has_time = e->has_time;
 }
 
 static __always_inline
@@ -723,10 +728,8 @@ unsigned int read_recs_order(struct rec *r, unsigned int max, const bool swap)
 			rd.filtered++;
 		} else {
 			to_rec(&e, in->cpu, &r[n++]);
-			if (e.has_time) {
+			if (e.has_time)
 				rd.last_time = e.time;
-				rd.have_time = true;
-			}
 		}
 		in->off += in->size;
 		next_event(in, swap);

@@ -95,9 +95,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	} else {
 		open_input(0, data, size);
 	}
-	for (i = 0; i < ninputs; i++)
-		if (!refill(&inputs[i]) || !next_event(&inputs[i], swap))
-			break;
+	prime_inputs();
 	analyse();
 	for (i = 0; i < ninputs; i++) {
 		fclose(inputs[i].f);
