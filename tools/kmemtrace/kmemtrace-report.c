@@ -892,16 +892,7 @@ static void account(const struct rec *e)
 		else
 			note_err(ERR_UNKNOWN, e->type_id, e->call_site, -1, 0);
 	} else {
-		/*
-		 * kfree() of a kmem_cache_alloc() object is allowed since
-		 * Linux 6.4 (kfree_rcu() does it): when the free names the
-		 * object's own cache, as this kernel's kfree() does, it is
-		 * not an error. Without caches (ABI 1) it cannot be told.
-		 */
-		if (sites[l->site].type != e->type_id &&
-		    !(sites[l->site].type == KMEMTRACE_TYPE_CACHE &&
-		      e->type_id == KMEMTRACE_TYPE_KMALLOC && e->cache &&
-		      e->cache == caches[l->cache].addr))
+		if (sites[l->site].type != e->type_id)
 			note_err(ERR_MISMATCH, sites[l->site].type, sites[l->site].call_site,
 				 e->type_id, e->call_site);
 		else if (e->cache && caches[l->cache].addr && e->cache != caches[l->cache].addr)
