@@ -148,11 +148,11 @@ static const char *symbolize(__u64 addr, char *buf, size_t len)
 
 /*
  * The capture's caches file, debugfs kmemtrace/caches as kmemtraced
- * saved it: "ID OBJECT_SIZE SIZE NAME" lines, the first for an id
+ * saved it: "ADDR OBJECT_SIZE SIZE NAME" lines, the first for an address
  * naming it.
  */
 struct cache_name {
-	__u64 id;
+	__u64 addr;
 	size_t line;
 	char *name;
 };
@@ -164,8 +164,8 @@ static int cmp_cache_name(const void *a, const void *b)
 {
 	const struct cache_name *x = a, *y = b;
 
-	if (x->id != y->id)
-		return x->id < y->id ? -1 : 1;
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
 	return x->line < y->line ? -1 : x->line > y->line;	/* the first line wins */
 }
 
@@ -177,12 +177,12 @@ static bool load_cache_names(const char *path)
 	if (!text)
 		return false;
 	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		unsigned long long id;
+		unsigned long long addr;
 		unsigned int osize, size;
 		int off = 0;
 
 		if (line[0] == '#' ||
-		    sscanf(line, "%llu %u %u %n", &id, &osize, &size, &off) != 3 ||
+		    sscanf(line, "%llx %u %u %n", &addr, &osize, &size, &off) != 3 ||
 		    !off || !line[off])
 			continue;
 		if (ncache_names == cap) {
@@ -191,7 +191,7 @@ static bool load_cache_names(const char *path)
 			if (!cache_names)
 				die(2, "out of memory");
 		}
-		cache_names[ncache_names].id = id;
+		cache_names[ncache_names].addr = addr;
 		cache_names[ncache_names].line = ncache_names;
 		cache_names[ncache_names].name = strdup(line + off);
 		if (!cache_names[ncache_names].name)
@@ -204,19 +204,19 @@ static bool load_cache_names(const char *path)
 	return true;
 }
 
-static const char *cache_name_of(__u64 id)
+static const char *cache_name_of(__u64 addr)
 {
 	size_t lo = 0, hi = ncache_names;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (cache_names[mid].id < id)
+		if (cache_names[mid].addr < addr)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return lo < ncache_names && cache_names[lo].id == id ? cache_names[lo].name : NULL;
+	return lo < ncache_names && cache_names[lo].addr == addr ? cache_names[lo].name : NULL;
 }
 
 /* ---- Hash tables ---------------------------------------------------- */
@@ -371,12 +371,11 @@ static unsigned int site_index(__u64 call_site, int type)
  * allocated size: kmalloc-<size>, cache-<size>, pages-<size>.
  */
 #define CACHE_KEY	NR_TYPES	/* the key_map type of a real cache */
-#define TYPE_MIXED	NR_TYPES	/* a cache with kmalloc and kmem_cache events */
 
 struct cache {
-	__u64 addr;	/* the cache's id, 0 for a size class */
+	__u64 addr;	/* the struct kmem_cache, 0 for a size class */
 	__u64 size;	/* bytes allocated per object */
-	int type;	/* of its allocations, MIXED if of two types */
+	int type;	/* of the first allocation */
 	__u64 allocs, frees, req, live, live_bytes;
 };
 
@@ -511,13 +510,12 @@ enum err_kind {
 	ERR_UNKNOWN,	/* free of a pointer not allocated in the capture */
 	ERR_LESS,	/* allocated less than requested */
 	ERR_REALLOC,	/* allocated again while still allocated */
-	ERR_CACHE,	/* freed to another cache than its allocation's */
 	NR_ERR
 };
 
 static const char *const err_names[NR_ERR] = {
 	"mismatched free", "double free", "free of unknown pointer", "allocated < requested",
-	"allocated twice", "freed to another cache",
+	"allocated twice",
 };
 
 struct err {
@@ -868,8 +866,6 @@ static void account(const struct rec *e)
 				 e->type_id, e->call_site);
 		l->site = si;
 		l->cache = cache_index(e->cache, e->bytes_alloc, e->type_id);
-		if (caches[l->cache].type != e->type_id)
-			caches[l->cache].type = TYPE_MIXED;
 		l->time = e->time;
 		l->cpu = e->cpu;
 		caches[l->cache].allocs++;
@@ -895,9 +891,6 @@ static void account(const struct rec *e)
 		if (sites[l->site].type != e->type_id)
 			note_err(ERR_MISMATCH, sites[l->site].type, sites[l->site].call_site,
 				 e->type_id, e->call_site);
-		else if (e->cache && caches[l->cache].addr && e->cache != caches[l->cache].addr)
-			note_err(ERR_CACHE, sites[l->site].type, sites[l->site].call_site,
-				 e->type_id, e->call_site);
 		if (l->cpu != e->cpu)
 			sites[l->site].cross++;
 		caches[l->cache].frees++;
@@ -915,7 +908,7 @@ static void account(const struct rec *e)
  * reading and decoding overlap the analysis; on one thread if a second
  * cannot be had.
  */
-#define BATCH	8192	/* events, 448 KiB: few handovers, each of which may wake */
+#define BATCH	8192	/* events, 384 KiB: few handovers, each of which may wake */
 #define NBATCH	4	/* a thread, which is dear (most of all in a VM) */
 
 static struct batch {
@@ -1047,8 +1040,6 @@ static const char *const type_names[] = { "kmalloc", "cache", "pages" };
 
 static const char *type_name(int t)
 {
-	if (t == TYPE_MIXED)
-		return "mixed";
 	return t >= 0 && t < NR_TYPES ? type_names[t] : "-";
 }
 
@@ -1147,9 +1138,7 @@ static int cmp_cache(const void *a, const void *b)
 		return vx > vy ? -1 : 1;
 	if (x->type != y->type)
 		return x->type - y->type;
-	if (x->size != y->size)
-		return x->size < y->size ? -1 : 1;
-	return x->addr < y->addr ? -1 : x->addr > y->addr;	/* a total order */
+	return x->size < y->size ? -1 : x->size > y->size;
 }
 
 static void collect(void)
@@ -1199,8 +1188,8 @@ static int text_width;	/* of the terminal, 0 when not one */
 static bool show_sizes;		/* --sizes */
 
 /*
- * A cache by its name in the capture's caches file, by its id if it is
- * not there, or a size class as the kernel names sizes:
+ * A cache by its name in the capture's caches file, by its address if
+ * it is not there, or a size class as the kernel names sizes:
  * kmalloc-8k, cache-192, pages-8k.
  */
 static const char *cache_name(const struct cache *c, char *buf, size_t len)
@@ -1214,7 +1203,7 @@ static const char *cache_name(const struct cache *c, char *buf, size_t len)
 		name = cache_name_of(c->addr);
 		if (name)
 			return name;
-		snprintf(buf, len, "cache #%llu", (unsigned long long)c->addr);
+		snprintf(buf, len, "0x%llx", (unsigned long long)c->addr);
 		return buf;
 	}
 	while (v >= 1024 && !(v % 1024) && u < 5) {
@@ -1265,12 +1254,6 @@ static void print_error_text(const struct err *e)
 	case ERR_LESS:
 		printf("%8llu x %s: %s by %s\n", e->count, err_names[e->kind],
 		       type_name(e->type1), symbolize(e->site1, s1, sizeof(s1)));
-		break;
-	case ERR_CACHE:
-		printf("%8llu x %s: %s %s freed by %s %s\n", e->count,
-		       err_names[e->kind], type_name(e->type1),
-		       symbolize(e->site1, s1, sizeof(s1)),
-		       type_name(e->type2), symbolize(e->site2, s2, sizeof(s2)));
 		break;
 	default:
 		printf("%8llu x %s: %s by %s, again by %s %s\n", e->count,
@@ -1435,8 +1418,8 @@ static void json_hist(const __u64 *hist)
 			continue;
 		if (b < 64)
 			printf("%s[%llu, %llu]", first ? "" : ", ", 1ULL << b, hist[b]);
-		else	/* 2^64, more than most JSON readers take */
-			printf("%s[null, %llu]", first ? "" : ", ", hist[b]);
+		else	/* 2^64, which a __u64 cannot hold */
+			printf("%s[18446744073709551616, %llu]", first ? "" : ", ", hist[b]);
 		first = false;
 	}
 	printf("]");
@@ -1497,7 +1480,7 @@ static void emit_json(long top)
 		printf("%s\n    { \"name\": ", i ? "," : "");
 		json_str(cache_name(c, sym, sizeof(sym)));
 		if (c->addr)
-			printf(", \"id\": %llu", (unsigned long long)c->addr);
+			printf(", \"address\": \"0x%llx\"", (unsigned long long)c->addr);
 		printf(", \"type\": \"%s\", \"object_size\": %llu,", type_name(c->type), c->size);
 		printf(" \"allocations\": %llu, \"frees\": %llu, \"bytes_req\": %llu,", c->allocs,
 		       c->frees, c->req);

@@ -443,86 +443,49 @@ static bool kallsyms_usable(const char *path)
 }
 
 /*
- * DIR/caches names the caches the events carry, by id: every cache in
- * the kernel's kmemtrace/caches from the start of the capture to its
- * end, read every second, so that a cache destroyed meanwhile (a
- * module's) is there too if it lived that long. Ids are never reused:
- * a line per id, the first one read.
+ * DIR/caches, which names the caches the events carry: the kernel's
+ * caches at the end, then the lines of those gone since the start (a
+ * module's, unloaded meanwhile). @start is the text read at the start,
+ * NULL if the kernel has no caches file.
  */
-static struct {
-	char *text;		/* the header, then the lines kept */
-	size_t len, cap;
-	__u64 *ids;
-	size_t nids, ids_cap;
-	bool warned;
-} caches;
-
-static void *grow_buf(void *p, size_t *cap, size_t need, size_t size)
+static void write_caches(const char *dir, const char *out, const char *start)
 {
-	if (need <= *cap)
-		return p;
-	*cap = need * 2;
-	p = realloc(p, *cap * size);
-	if (!p)
-		fatal("out of memory");
-	return p;
-}
-
-static void poll_caches(const char *dir, const char *out)
-{
-	char path[PATH_MAX], tmp[PATH_MAX], *text, *line, *save;
-	bool changed = !caches.text;
+	char path[PATH_MAX], tmp[PATH_MAX], *end;
+	const char *line, *nl;
 	FILE *f;
 
 	snprintf(path, sizeof(path), "%s/caches", dir);
-	text = kmt_slurp(path, NULL);
-	if (!text) {
-		/* A kernel without the file; or it went away: say so once. */
-		if (caches.text && !caches.warned)
-			fprintf(stderr, "%s: %s: %s; caches are named as last read\n", prog,
-				path, strerror(errno));
-		caches.warned = true;
-		return;
+	end = kmt_slurp(path, NULL);
+	if (!end) {
+		if (start)
+			fprintf(stderr, "%s: %s: %s; caches are named as at the start\n",
+				prog, path, strerror(errno));
+		else
+			return;
 	}
-	if (!caches.text) {
-		static const char header[] = "# id object_size size name\n";
-
-		caches.text = grow_buf(NULL, &caches.cap, sizeof(header), 1);
-		memcpy(caches.text, header, sizeof(header));
-		caches.len = sizeof(header) - 1;
-	}
-	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		size_t i, n = strlen(line);
-		char *end;
-		__u64 id;
-
-		if (line[0] == '#')
-			continue;
-		id = strtoull(line, &end, 10);
-		if (end == line || *end != ' ')
-			continue;
-		for (i = 0; i < caches.nids && caches.ids[i] != id; i++)
-			;
-		if (i < caches.nids)
-			continue;
-		caches.ids = grow_buf(caches.ids, &caches.ids_cap, caches.nids + 1, sizeof(id));
-		caches.ids[caches.nids++] = id;
-		caches.text = grow_buf(caches.text, &caches.cap, caches.len + n + 2, 1);
-		memcpy(caches.text + caches.len, line, n);
-		caches.len += n;
-		caches.text[caches.len++] = '\n';
-		caches.text[caches.len] = '\0';
-		changed = true;
-	}
-	free(text);
-	if (!changed)
-		return;
 	snprintf(path, sizeof(path), "%s/caches", out);
 	snprintf(tmp, sizeof(tmp), "%s/caches.tmp", out);
 	f = fopen(tmp, "w");
 	if (!f)
 		fatal("%s: %s", tmp, strerror(errno));
-	fputs(caches.text, f);
+	fputs(end ?: "", f);
+	for (line = start; line && *line; line = nl) {
+		size_t len, alen = strcspn(line, "\n ");
+		const char *p;
+		bool found = false;
+
+		nl = strchr(line, '\n');
+		nl = nl ? nl + 1 : line + strlen(line);
+		len = nl - line;
+		if (line[0] == '#' || !alen)
+			continue;
+		/* The same address at the end: that line stands for it. */
+		for (p = end; p && *p && !found; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+			found = !strncmp(p, line, alen) && p[alen] == ' ';
+		if (!found)
+			fprintf(f, "%.*s%s", (int)len, line, line[len - 1] == '\n' ? "" : "\n");
+	}
+	free(end);
 	if (fclose(f))
 		fatal("%s: %s", tmp, strerror(errno));
 	if (rename(tmp, path))
@@ -572,7 +535,7 @@ int main(int argc, char **argv)
 	struct capture cap = { 0 };
 	struct timespec t0, t1;
 	double seconds = 0;
-	char path[PATH_MAX], *s, *end;
+	char path[PATH_MAX], *s, *end, *caches;
 	unsigned long ticks;
 	int c, i, abi, status = 0;
 
@@ -628,7 +591,8 @@ int main(int argc, char **argv)
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	read_counts(dir, &cap.start);
-	poll_caches(dir, out);
+	snprintf(path, sizeof(path), "%s/caches", dir);
+	caches = kmt_slurp(path, NULL);
 	snprintf(path, sizeof(path), "%s/enable", dir);
 	s = read_text(path);
 	was_on = s && atoi(s) == 1;
@@ -663,8 +627,6 @@ int main(int argc, char **argv)
 		/* A CPU that came online: relay made its file. */
 		if (!(ticks % 5) && add_readers(dir, out, true))
 			write_meta(&cap);
-		if (!(ticks % 5))
-			poll_caches(dir, out);
 		if (!progress)
 			continue;
 		for (i = 0; i < nreaders; i++) {
@@ -698,7 +660,8 @@ int main(int argc, char **argv)
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	read_counts(dir, &cap.end);
 
-	poll_caches(dir, out);
+	write_caches(dir, out, caches);
+	free(caches);
 	snprintf(path, sizeof(path), "%s/kallsyms", out);
 	if (!copy_file("/proc/kallsyms", path)) {
 		cap.symbols = "none";

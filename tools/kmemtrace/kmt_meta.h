@@ -36,12 +36,12 @@ static inline bool kmt_meta_numeric(const char *key)
 {
 	static const char *const keys[] = {
 		"abi_version", "word_size", "complete", "stopped", "start_seq", "drain_seq",
-		"end_seq", "start_lost_events", "end_lost_events", NULL,
+		"end_seq", "start_lost_events", "end_lost_events",
 	};
-	const char *const *k;
+	size_t i;
 
-	for (k = keys; *k; k++)
-		if (!strcmp(key, *k))
+	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		if (!strcmp(key, keys[i]))
 			return true;
 	return false;
 }
@@ -119,7 +119,7 @@ static inline const char *kmt_read_meta(const char *dir, struct kmt_meta *m, cha
 	}
 	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		char key[64], *val;
-		size_t klen = strcspn(line, " "), vlen;
+		size_t klen = strcspn(line, " ");
 
 		if (line[0] == '#' || !klen || klen >= sizeof(key) || !line[klen])
 			continue;
@@ -127,9 +127,6 @@ static inline const char *kmt_read_meta(const char *dir, struct kmt_meta *m, cha
 		key[klen] = '\0';
 		/* The value in place: cpu_files has a name per CPU, of any length. */
 		val = line + klen + strspn(line + klen, " ");
-		/* Trailing blanks, and a CR from a copy through another system. */
-		for (vlen = strlen(val); vlen && isspace((unsigned char)val[vlen - 1]); vlen--)
-			val[vlen - 1] = '\0';
 		if (!*val)
 			continue;
 		if (kmt_meta_numeric(key)) {

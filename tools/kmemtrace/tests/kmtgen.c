@@ -18,13 +18,13 @@
  *   CPU alloc TYPE SITE PTR REQ ALLOC [TIME] [c=CACHE]
  *   CPU free TYPE SITE PTR [TIME] [c=CACHE]
  *   sym ADDR NAME          a text symbol for DIR/kallsyms
- *   cache ID OBJECT_SIZE SIZE NAME
+ *   cache ADDR OBJECT_SIZE SIZE NAME
  *                          a line of DIR/caches
  *   # comment
  *
- * TYPE is kmalloc, cache or pages; SITE, PTR and ADDR are hexadecimal,
- * the rest decimal. The events of kmalloc and cache carry the cache
- * feature, the cache's ID or 0.
+ * TYPE is kmalloc, cache or pages; SITE, PTR, ADDR and CACHE are
+ * hexadecimal, the rest decimal. The events of kmalloc and cache carry
+ * the cache feature, CACHE or 0.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -97,8 +97,8 @@ static void write_event(FILE *f, bool is_alloc, int ty, int seq, unsigned long l
 
 static FILE *caches;
 
-static void cache_line(const char *dir, unsigned long long id, unsigned int osize,
-		       unsigned int size, const char *name)
+static void cache_line(const char *dir, unsigned long long addr, unsigned int osize,
+		       unsigned int size, const char *name, int word_size)
 {
 	char path[4096];
 
@@ -109,9 +109,9 @@ static void cache_line(const char *dir, unsigned long long id, unsigned int osiz
 			perror(path);
 			exit(1);
 		}
-		fprintf(caches, "# id object_size size name\n");
+		fprintf(caches, "# address object_size size name\n");
 	}
-	fprintf(caches, "%llu %u %u %s\n", id, osize, size, name);
+	fprintf(caches, "%0*llx %u %u %s\n", word_size / 4, addr, osize, size, name);
 }
 
 static FILE *open_cpu(const char *dir, int c)
@@ -133,7 +133,7 @@ static FILE *open_cpu(const char *dir, int c)
 #define STORM_ALLOC_SITE	0xffffffff81100000ULL
 #define STORM_FREE_SITE		0xffffffff81200000ULL
 #define STORM_PTR		0xffff888000000000ULL
-#define STORM_CACHE		1000	/* + the object size: kmalloc-<size>'s id */
+#define STORM_CACHE		0xffff888100000000ULL	/* + the object size */
 
 static int storm(const char *dir, FILE **cpu, long long pairs)
 {
@@ -143,7 +143,7 @@ static int storm(const char *dir, FILE **cpu, long long pairs)
 
 	for (i = 64; i <= 4096; i += 64) {
 		snprintf(name, sizeof(name), "kmalloc-%lld", i);
-		cache_line(dir, STORM_CACHE + i, i, i, name);
+		cache_line(dir, STORM_CACHE + i, i, i, name, 64);
 	}
 	for (i = 0; i < pairs + 1024; i++) {
 		if (i < pairs) {
@@ -236,13 +236,13 @@ int main(int argc, char **argv)
 			fprintf(syms, "%0*llx T %s\n", word_size / 4, site, name);
 			continue;
 		}
-		if (sscanf(line, "cache %llu %u %u %255[^\n]", &site, &osize, &size, name) == 4) {
-			cache_line(dir, site, osize, size, name);
+		if (sscanf(line, "cache %llx %u %u %255[^\n]", &site, &osize, &size, name) == 4) {
+			cache_line(dir, site, osize, size, name, word_size);
 			continue;
 		}
 		cp = strstr(line, " c=");
 		if (cp) {
-			cache = strtoull(cp + 3, NULL, 10);
+			cache = strtoull(cp + 3, NULL, 16);
 			*cp = '\0';
 		}
 		n = sscanf(line, "%d %15s %15s %llx %llx %llu %llu %llu", &c, op, type, &site, &ptr,
