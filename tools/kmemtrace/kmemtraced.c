@@ -9,10 +9,9 @@
  * SIGTERM or the end of -t SECONDS every file is drained, and DIR/meta
  * records what an analysis on another machine needs: ABI version, byte
  * order, word size, kernel release, CPUs, the sequence numbers and the
- * kernel's loss counters at start, drain and end, DIR/kallsyms to
- * resolve call sites and DIR/caches to name the slab caches. A first meta
- * is written at the start, so that a capture cut short by SIGKILL can
- * still be read.
+ * kernel's loss counters at start, drain and end, and DIR/kallsyms to
+ * resolve call sites. A first meta is written at the start, so that a
+ * capture cut short by SIGKILL can still be read.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -34,7 +33,6 @@
 #include <unistd.h>
 
 #include "kmt_events.h"
-#include "kmt_meta.h"
 
 #define MAX_CPUS	1024
 #define READ_SIZE	(256 * 1024)
@@ -95,7 +93,7 @@ static void help(FILE *f)
 	fprintf(f,
 		"usage: %s [-o DIR] [-t SECONDS] [-e] [-q] [-d DEBUGFS_DIR]\n"
 		"Captures kmemtrace events from debugfs kmemtrace/cpu<n> into DIR\n"
-		"(default kmemtrace.out): DIR/cpu<n>, DIR/meta, DIR/kallsyms, DIR/caches.\n"
+		"(default kmemtrace.out): DIR/cpu<n>, DIR/meta, DIR/kallsyms.\n"
 		"  -o, --output=DIR      where to write (created; must be empty)\n"
 		"  -t, --time=SECONDS    stop after SECONDS (default: Ctrl-C)\n"
 		"  -e, --enable          turn tracing on at the start and off before the\n"
@@ -442,56 +440,6 @@ static bool kallsyms_usable(const char *path)
 	return nonzero > 0;
 }
 
-/*
- * DIR/caches, which names the caches the events carry: the kernel's
- * caches at the end, then the lines of those gone since the start (a
- * module's, unloaded meanwhile). @start is the text read at the start,
- * NULL if the kernel has no caches file.
- */
-static void write_caches(const char *dir, const char *out, const char *start)
-{
-	char path[PATH_MAX], tmp[PATH_MAX], *end;
-	const char *line, *nl;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/caches", dir);
-	end = kmt_slurp(path, NULL);
-	if (!end) {
-		if (start)
-			fprintf(stderr, "%s: %s: %s; caches are named as at the start\n",
-				prog, path, strerror(errno));
-		else
-			return;
-	}
-	snprintf(path, sizeof(path), "%s/caches", out);
-	snprintf(tmp, sizeof(tmp), "%s/caches.tmp", out);
-	f = fopen(tmp, "w");
-	if (!f)
-		fatal("%s: %s", tmp, strerror(errno));
-	fputs(end ?: "", f);
-	for (line = start; line && *line; line = nl) {
-		size_t len, alen = strcspn(line, "\n ");
-		const char *p;
-		bool found = false;
-
-		nl = strchr(line, '\n');
-		nl = nl ? nl + 1 : line + strlen(line);
-		len = nl - line;
-		if (line[0] == '#' || !alen)
-			continue;
-		/* The same address at the end: that line stands for it. */
-		for (p = end; p && *p && !found; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
-			found = !strncmp(p, line, alen) && p[alen] == ' ';
-		if (!found)
-			fprintf(f, "%.*s%s", (int)len, line, line[len - 1] == '\n' ? "" : "\n");
-	}
-	free(end);
-	if (fclose(f))
-		fatal("%s: %s", tmp, strerror(errno));
-	if (rename(tmp, path))
-		fatal("%s: %s", path, strerror(errno));
-}
-
 static void on_signal(int sig)
 {
 	stop = 1;
@@ -535,7 +483,7 @@ int main(int argc, char **argv)
 	struct capture cap = { 0 };
 	struct timespec t0, t1;
 	double seconds = 0;
-	char path[PATH_MAX], *s, *end, *caches;
+	char path[PATH_MAX], *s, *end;
 	unsigned long ticks;
 	int c, i, abi, status = 0;
 
@@ -591,8 +539,6 @@ int main(int argc, char **argv)
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	read_counts(dir, &cap.start);
-	snprintf(path, sizeof(path), "%s/caches", dir);
-	caches = kmt_slurp(path, NULL);
 	snprintf(path, sizeof(path), "%s/enable", dir);
 	s = read_text(path);
 	was_on = s && atoi(s) == 1;
@@ -660,8 +606,6 @@ int main(int argc, char **argv)
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	read_counts(dir, &cap.end);
 
-	write_caches(dir, out, caches);
-	free(caches);
 	snprintf(path, sizeof(path), "%s/kallsyms", out);
 	if (!copy_file("/proc/kallsyms", path)) {
 		cap.symbols = "none";
