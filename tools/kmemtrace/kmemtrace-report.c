@@ -146,6 +146,79 @@ static const char *symbolize(__u64 addr, char *buf, size_t len)
 	return buf;
 }
 
+/*
+ * The capture's caches file, debugfs kmemtrace/caches as kmemtraced
+ * saved it: "ID OBJECT_SIZE SIZE NAME" lines, the first for an id
+ * naming it.
+ */
+struct cache_name {
+	__u64 id;
+	size_t line;
+	char *name;
+};
+
+static struct cache_name *cache_names;
+static size_t ncache_names;
+
+static int cmp_cache_name(const void *a, const void *b)
+{
+	const struct cache_name *x = a, *y = b;
+
+	if (x->id != y->id)
+		return x->id < y->id ? -1 : 1;
+	return x->line < y->line ? -1 : x->line > y->line;	/* the first line wins */
+}
+
+static bool load_cache_names(const char *path)
+{
+	char *text = kmt_slurp(path, NULL), *line, *save;
+	size_t cap = 0;
+
+	if (!text)
+		return false;
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		unsigned long long id;
+		unsigned int osize, size;
+		int off = 0;
+
+		if (line[0] == '#' ||
+		    sscanf(line, "%llu %u %u %n", &id, &osize, &size, &off) != 3 ||
+		    !off || !line[off])
+			continue;
+		if (ncache_names == cap) {
+			cap = cap ? 2 * cap : 256;
+			cache_names = realloc(cache_names, cap * sizeof(*cache_names));
+			if (!cache_names)
+				die(2, "out of memory");
+		}
+		cache_names[ncache_names].id = id;
+		cache_names[ncache_names].line = ncache_names;
+		cache_names[ncache_names].name = strdup(line + off);
+		if (!cache_names[ncache_names].name)
+			die(2, "out of memory");
+		ncache_names++;
+	}
+	free(text);
+	if (ncache_names)
+		qsort(cache_names, ncache_names, sizeof(*cache_names), cmp_cache_name);
+	return true;
+}
+
+static const char *cache_name_of(__u64 id)
+{
+	size_t lo = 0, hi = ncache_names;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (cache_names[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < ncache_names && cache_names[lo].id == id ? cache_names[lo].name : NULL;
+}
+
 /* ---- Hash tables ---------------------------------------------------- */
 
 static __u64 mix(__u64 x)
@@ -159,14 +232,14 @@ static __u64 mix(__u64 x)
 }
 
 #define NR_TYPES	3
-#define NR_BUCKETS	48	/* requested sizes by power of two, up to 128 TiB */
+#define NR_BUCKETS	65	/* requested sizes by power of two: every __u64 */
 
 /* Bucket b holds the sizes in [2^(b-1), 2^b); bucket 0 holds 0. */
 static int bucket(__u64 size)
 {
 	int b = size ? 64 - __builtin_clzll(size) : 0;
 
-	return b < NR_BUCKETS ? b : NR_BUCKETS - 1;
+	return b;
 }
 
 /*
@@ -292,14 +365,18 @@ static unsigned int site_index(__u64 call_site, int type)
 }
 
 /*
- * Per cache: the ABI names no cache, but an allocation's type and
- * allocated size tell them apart: kmalloc's are the kmalloc-<size>
- * caches, and those of kmem_cache_alloc() the caches of objects of
- * that size.
+ * Per cache: the slab cache the events carry (feature 5), named by the
+ * capture's caches file. Events without one (pages, a kmalloc() too
+ * large for the caches, a capture of ABI 1) go by their type and
+ * allocated size: kmalloc-<size>, cache-<size>, pages-<size>.
  */
+#define CACHE_KEY	NR_TYPES	/* the key_map type of a real cache */
+#define TYPE_MIXED	NR_TYPES	/* a cache with kmalloc and kmem_cache events */
+
 struct cache {
-	__u64 size;
-	int type;
+	__u64 addr;	/* the cache's id, 0 for a size class */
+	__u64 size;	/* bytes allocated per object */
+	int type;	/* of its allocations, MIXED if of two types */
 	__u64 allocs, frees, req, live, live_bytes;
 };
 
@@ -307,13 +384,15 @@ static struct key_map cache_map;
 static struct cache *caches;
 static size_t caches_cap;
 
-static unsigned int cache_index(__u64 size, int type)
+static unsigned int cache_index(__u64 addr, __u64 size, int type)
 {
 	bool added;
-	unsigned int i = key_index(&cache_map, size, type, &added);
+	unsigned int i = addr ? key_index(&cache_map, addr, CACHE_KEY, &added) :
+				key_index(&cache_map, size, type, &added);
 
 	if (added) {
 		grow((void **)&caches, &caches_cap, cache_map.n, sizeof(*caches));
+		caches[i].addr = addr;
 		caches[i].size = size;
 		caches[i].type = type;
 	}
@@ -432,12 +511,13 @@ enum err_kind {
 	ERR_UNKNOWN,	/* free of a pointer not allocated in the capture */
 	ERR_LESS,	/* allocated less than requested */
 	ERR_REALLOC,	/* allocated again while still allocated */
+	ERR_CACHE,	/* freed to another cache than its allocation's */
 	NR_ERR
 };
 
 static const char *const err_names[NR_ERR] = {
 	"mismatched free", "double free", "free of unknown pointer", "allocated < requested",
-	"allocated twice",
+	"allocated twice", "freed to another cache",
 };
 
 struct err {
@@ -503,7 +583,7 @@ static void note_err(int kind, int type1, __u64 site1, int type2, __u64 site2)
 
 /* One event as the analysis needs it: what the reader hands over. */
 struct rec {
-	__u64 call_site, ptr, bytes_req, bytes_alloc, time;
+	__u64 call_site, ptr, bytes_req, bytes_alloc, time, cache;
 	int cpu;
 	uint8_t event_id, type_id;
 };
@@ -538,6 +618,7 @@ static struct {
 	__u64 lost;		/* sequence numbers missing between the events */
 	__s64 last_seq;
 	__u64 last_time;	/* of the events handed over */
+	bool timed;		/* any had a time stamp (not so in ABI 1) */
 	bool have_seq;
 } rd;
 
@@ -573,7 +654,8 @@ static bool refill(struct input *in)
 	in->off = 0;
 	in->len = avail + fread(in->buf + avail, 1, READ_CHUNK - avail, in->f);
 	if (ferror(in->f)) {
-		snprintf(read_error, sizeof(read_error), "%s: %s", in->path, strerror(errno));
+		snprintf(read_error, sizeof(read_error), "%s: offset %llu: %s", in->path,
+			 in->file_off + avail, strerror(errno));
 		in->have = false;
 		return false;
 	}
@@ -698,6 +780,7 @@ static inline void to_rec(const struct kmt_event *e, int cpu, struct rec *r)
 	r->bytes_req = e->bytes_req;
 	r->bytes_alloc = e->bytes_alloc;
 	r->time = e->time;
+	r->cache = e->cache;
 	r->cpu = cpu;
 	r->event_id = e->event_id;
 	r->type_id = e->type_id;
@@ -728,8 +811,10 @@ unsigned int read_recs_order(struct rec *r, unsigned int max, const bool swap)
 			rd.filtered++;
 		} else {
 			to_rec(&e, in->cpu, &r[n++]);
-			if (e.has_time)
+			if (e.has_time) {
 				rd.last_time = e.time;
+				rd.timed = true;
+			}
 		}
 		in->off += in->size;
 		next_event(in, swap);
@@ -782,7 +867,9 @@ static void account(const struct rec *e)
 			note_err(ERR_REALLOC, sites[l->site].type, sites[l->site].call_site,
 				 e->type_id, e->call_site);
 		l->site = si;
-		l->cache = cache_index(e->bytes_alloc, e->type_id);
+		l->cache = cache_index(e->cache, e->bytes_alloc, e->type_id);
+		if (caches[l->cache].type != e->type_id)
+			caches[l->cache].type = TYPE_MIXED;
 		l->time = e->time;
 		l->cpu = e->cpu;
 		caches[l->cache].allocs++;
@@ -805,8 +892,20 @@ static void account(const struct rec *e)
 		else
 			note_err(ERR_UNKNOWN, e->type_id, e->call_site, -1, 0);
 	} else {
-		if (sites[l->site].type != e->type_id)
+		/*
+		 * kfree() of a kmem_cache_alloc() object is allowed since
+		 * Linux 6.4 (kfree_rcu() does it): when the free names the
+		 * object's own cache, as this kernel's kfree() does, it is
+		 * not an error. Without caches (ABI 1) it cannot be told.
+		 */
+		if (sites[l->site].type != e->type_id &&
+		    !(sites[l->site].type == KMEMTRACE_TYPE_CACHE &&
+		      e->type_id == KMEMTRACE_TYPE_KMALLOC && e->cache &&
+		      e->cache == caches[l->cache].addr))
 			note_err(ERR_MISMATCH, sites[l->site].type, sites[l->site].call_site,
+				 e->type_id, e->call_site);
+		else if (e->cache && caches[l->cache].addr && e->cache != caches[l->cache].addr)
+			note_err(ERR_CACHE, sites[l->site].type, sites[l->site].call_site,
 				 e->type_id, e->call_site);
 		if (l->cpu != e->cpu)
 			sites[l->site].cross++;
@@ -825,7 +924,7 @@ static void account(const struct rec *e)
  * reading and decoding overlap the analysis; on one thread if a second
  * cannot be had.
  */
-#define BATCH	8192	/* events, 384 KiB: few handovers, each of which may wake */
+#define BATCH	8192	/* events, 448 KiB: few handovers, each of which may wake */
 #define NBATCH	4	/* a thread, which is dear (most of all in a VM) */
 
 static struct batch {
@@ -957,6 +1056,8 @@ static const char *const type_names[] = { "kmalloc", "cache", "pages" };
 
 static const char *type_name(int t)
 {
+	if (t == TYPE_MIXED)
+		return "mixed";
 	return t >= 0 && t < NR_TYPES ? type_names[t] : "-";
 }
 
@@ -1055,7 +1156,9 @@ static int cmp_cache(const void *a, const void *b)
 		return vx > vy ? -1 : 1;
 	if (x->type != y->type)
 		return x->type - y->type;
-	return x->size < y->size ? -1 : x->size > y->size;
+	if (x->size != y->size)
+		return x->size < y->size ? -1 : 1;
+	return x->addr < y->addr ? -1 : x->addr > y->addr;	/* a total order */
 }
 
 static void collect(void)
@@ -1101,15 +1204,28 @@ static const char *human(__u64 v, char *buf, size_t len)
 }
 
 static int text_width;	/* of the terminal, 0 when not one */
+#define CACHE_NAME_MAX	32	/* text column; longer names are cut */
 static bool show_sizes;		/* --sizes */
 
-/* A cache as the kernel names sizes: kmalloc-64, kmalloc-1k, cache-192, pages-8k. */
+/*
+ * A cache by its name in the capture's caches file, by its id if it is
+ * not there, or a size class as the kernel names sizes:
+ * kmalloc-8k, cache-192, pages-8k.
+ */
 static const char *cache_name(const struct cache *c, char *buf, size_t len)
 {
 	static const char units[] = "kMGTPE";
 	__u64 v = c->size;
+	const char *name;
 	int u = -1;
 
+	if (c->addr) {
+		name = cache_name_of(c->addr);
+		if (name)
+			return name;
+		snprintf(buf, len, "cache #%llu", (unsigned long long)c->addr);
+		return buf;
+	}
 	while (v >= 1024 && !(v % 1024) && u < 5) {
 		v /= 1024;
 		u++;
@@ -1129,7 +1245,8 @@ static void print_hist_text(const __u64 *hist)
 
 	for (b = 0; b < NR_BUCKETS; b++)
 		if (hist[b])
-			printf(" <%s %llu", human(1ULL << b, b1, sizeof(b1)), hist[b]);
+			printf(" <%s %llu", b < 64 ? human(1ULL << b, b1, sizeof(b1)) : "16E",
+			       hist[b]);
 	printf("\n");
 }
 
@@ -1157,6 +1274,12 @@ static void print_error_text(const struct err *e)
 	case ERR_LESS:
 		printf("%8llu x %s: %s by %s\n", e->count, err_names[e->kind],
 		       type_name(e->type1), symbolize(e->site1, s1, sizeof(s1)));
+		break;
+	case ERR_CACHE:
+		printf("%8llu x %s: %s %s freed by %s %s\n", e->count,
+		       err_names[e->kind], type_name(e->type1),
+		       symbolize(e->site1, s1, sizeof(s1)),
+		       type_name(e->type2), symbolize(e->site2, s2, sizeof(s2)));
 		break;
 	default:
 		printf("%8llu x %s: %s by %s, again by %s %s\n", e->count,
@@ -1232,9 +1355,13 @@ static void emit_text(long top)
 
 			if (!s->live)
 				continue;
-			printf("  %-*s %-7s %9llu %9llu %10.6f\n", w,
+			printf("  %-*s %-7s %9llu %9llu ", w,
 			       symbolize(s->call_site, sym, sizeof(sym)), type_name(s->type),
-			       s->live, s->live_bytes, s->oldest / 1e9);
+			       s->live, s->live_bytes);
+			if (rd.timed)
+				printf("%10.6f\n", s->oldest / 1e9);
+			else
+				printf("%10s\n", "-");	/* no time stamps */
 			b++;
 		}
 	}
@@ -1246,13 +1373,21 @@ static void emit_text(long top)
 			printf("... %zu more (--top)\n", nerr_rows - top);
 	}
 	if (cache_map.n) {
-		printf("\n%-15s %9s %9s %7s %7s %6s %7s %7s\n", "cache", "allocs", "frees",
+		int w = 15;
+
+		for (i = 0; i < cache_map.n && (top < 0 || i < (size_t)top); i++) {
+			int n = strlen(cache_name(cache_rows[i], sym, sizeof(sym)));
+
+			if (n > w)
+				w = n < CACHE_NAME_MAX ? n : CACHE_NAME_MAX;
+		}
+		printf("\n%-*s %9s %9s %7s %7s %6s %7s %7s\n", w, "cache", "allocs", "frees",
 		       "req", "alloc", "frag%", "live", "live B");
 		for (i = 0; i < cache_map.n && (top < 0 || i < (size_t)top); i++) {
 			const struct cache *c = cache_rows[i];
 			__u64 bytes = c->allocs * c->size;
 
-			printf("%-15s %9llu %9llu %7s %7s %6.1f %7llu %7s\n",
+			printf("%-*.*s %9llu %9llu %7s %7s %6.1f %7llu %7s\n", w, CACHE_NAME_MAX,
 			       cache_name(c, sym, sizeof(sym)), c->allocs, c->frees,
 			       human(c->req, b1, sizeof(b1)), human(bytes, b2, sizeof(b2)),
 			       pct(frag(bytes, c->req), bytes), c->live,
@@ -1307,7 +1442,10 @@ static void json_hist(const __u64 *hist)
 	for (b = 0; b < NR_BUCKETS; b++) {
 		if (!hist[b])
 			continue;
-		printf("%s[%llu, %llu]", first ? "" : ", ", 1ULL << b, hist[b]);
+		if (b < 64)
+			printf("%s[%llu, %llu]", first ? "" : ", ", 1ULL << b, hist[b]);
+		else	/* 2^64, more than most JSON readers take */
+			printf("%s[null, %llu]", first ? "" : ", ", hist[b]);
 		first = false;
 	}
 	printf("]");
@@ -1351,8 +1489,12 @@ static void emit_json(long top)
 		printf(" \"frees\": %llu,", s->frees);
 		printf(" \"bytes_req\": %llu, \"bytes_alloc\": %llu, \"cross_cpu_frees\": %llu,",
 		       s->req, s->alloc, s->cross);
-		printf(" \"live\": %llu, \"live_bytes\": %llu, \"oldest_live_ns\": %llu,", s->live,
-		       s->live_bytes, s->oldest);
+		printf(" \"live\": %llu, \"live_bytes\": %llu, \"oldest_live_ns\": ", s->live,
+		       s->live_bytes);
+		if (rd.timed)
+			printf("%llu,", s->oldest);
+		else
+			printf("null,");	/* no time stamps */
 		printf("\n      \"sizes\": ");
 		json_hist(&site_hist[(s - sites) * NR_BUCKETS]);
 		printf(" }");
@@ -1361,8 +1503,11 @@ static void emit_json(long top)
 	for (i = 0; i < cache_map.n && (top < 0 || i < (size_t)top); i++) {
 		const struct cache *c = cache_rows[i];
 
-		printf("%s\n    { \"name\": \"%s\", \"type\": \"%s\", \"object_size\": %llu,",
-		       i ? "," : "", cache_name(c, sym, sizeof(sym)), type_name(c->type), c->size);
+		printf("%s\n    { \"name\": ", i ? "," : "");
+		json_str(cache_name(c, sym, sizeof(sym)));
+		if (c->addr)
+			printf(", \"id\": %llu", (unsigned long long)c->addr);
+		printf(", \"type\": \"%s\", \"object_size\": %llu,", type_name(c->type), c->size);
 		printf(" \"allocations\": %llu, \"frees\": %llu, \"bytes_req\": %llu,", c->allocs,
 		       c->frees, c->req);
 		printf(" \"bytes_alloc\": %llu, \"live\": %llu, \"live_bytes\": %llu }",
@@ -1412,9 +1557,12 @@ static void emit_csv(long top)
 
 		printf("0x%llx,", (unsigned long long)s->call_site);
 		csv_str(symbolize(s->call_site, sym, sizeof(sym)));
-		printf(",%s,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu\n", type_name(s->type),
+		printf(",%s,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,", type_name(s->type),
 		       s->allocs, s->failed, s->frees, s->req, s->alloc, s->cross, s->live,
-		       s->live_bytes, s->oldest);
+		       s->live_bytes);
+		if (rd.timed)
+			printf("%llu", s->oldest);
+		printf("\n");
 	}
 }
 
@@ -1445,6 +1593,11 @@ static void report_reset(void)
 	for (i = 0; i < nsyms; i++)
 		free(syms[i].name);
 	free(syms);
+	for (i = 0; i < ncache_names; i++)
+		free(cache_names[i].name);
+	free(cache_names);
+	cache_names = NULL;
+	ncache_names = 0;
 	key_map_free(&site_map);
 	key_map_free(&cache_map);
 	free(sites);
@@ -1649,6 +1802,8 @@ int main(int argc, char **argv)
 		snprintf(path, sizeof(path), "%s/kallsyms", dir);
 		load_symbols(path);
 	}
+	snprintf(path, sizeof(path), "%s/caches", dir);
+	load_cache_names(path);
 	open_inputs(dir);
 	if (!analyse())
 		die(2, "%s", read_error);

@@ -9,9 +9,10 @@
  * SIGTERM or the end of -t SECONDS every file is drained, and DIR/meta
  * records what an analysis on another machine needs: ABI version, byte
  * order, word size, kernel release, CPUs, the sequence numbers and the
- * kernel's loss counters at start, drain and end, and DIR/kallsyms to
- * resolve call sites. A first meta is written at the start, so that a
- * capture cut short by SIGKILL can still be read.
+ * kernel's loss counters at start, drain and end, DIR/kallsyms to
+ * resolve call sites and DIR/caches to name the slab caches. A first meta
+ * is written at the start, so that a capture cut short by SIGKILL can
+ * still be read.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -33,6 +34,7 @@
 #include <unistd.h>
 
 #include "kmt_events.h"
+#include "kmt_meta.h"
 
 #define MAX_CPUS	1024
 #define READ_SIZE	(256 * 1024)
@@ -93,7 +95,7 @@ static void help(FILE *f)
 	fprintf(f,
 		"usage: %s [-o DIR] [-t SECONDS] [-e] [-q] [-d DEBUGFS_DIR]\n"
 		"Captures kmemtrace events from debugfs kmemtrace/cpu<n> into DIR\n"
-		"(default kmemtrace.out): DIR/cpu<n>, DIR/meta, DIR/kallsyms.\n"
+		"(default kmemtrace.out): DIR/cpu<n>, DIR/meta, DIR/kallsyms, DIR/caches.\n"
 		"  -o, --output=DIR      where to write (created; must be empty)\n"
 		"  -t, --time=SECONDS    stop after SECONDS (default: Ctrl-C)\n"
 		"  -e, --enable          turn tracing on at the start and off before the\n"
@@ -440,6 +442,93 @@ static bool kallsyms_usable(const char *path)
 	return nonzero > 0;
 }
 
+/*
+ * DIR/caches names the caches the events carry, by id: every cache in
+ * the kernel's kmemtrace/caches from the start of the capture to its
+ * end, read every second, so that a cache destroyed meanwhile (a
+ * module's) is there too if it lived that long. Ids are never reused:
+ * a line per id, the first one read.
+ */
+static struct {
+	char *text;		/* the header, then the lines kept */
+	size_t len, cap;
+	__u64 *ids;
+	size_t nids, ids_cap;
+	bool warned;
+} caches;
+
+static void *grow_buf(void *p, size_t *cap, size_t need, size_t size)
+{
+	if (need <= *cap)
+		return p;
+	*cap = need * 2;
+	p = realloc(p, *cap * size);
+	if (!p)
+		fatal("out of memory");
+	return p;
+}
+
+static void poll_caches(const char *dir, const char *out)
+{
+	char path[PATH_MAX], tmp[PATH_MAX], *text, *line, *save;
+	bool changed = !caches.text;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/caches", dir);
+	text = kmt_slurp(path, NULL);
+	if (!text) {
+		/* A kernel without the file; or it went away: say so once. */
+		if (caches.text && !caches.warned)
+			fprintf(stderr, "%s: %s: %s; caches are named as last read\n", prog,
+				path, strerror(errno));
+		caches.warned = true;
+		return;
+	}
+	if (!caches.text) {
+		static const char header[] = "# id object_size size name\n";
+
+		caches.text = grow_buf(NULL, &caches.cap, sizeof(header), 1);
+		memcpy(caches.text, header, sizeof(header));
+		caches.len = sizeof(header) - 1;
+	}
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		size_t i, n = strlen(line);
+		char *end;
+		__u64 id;
+
+		if (line[0] == '#')
+			continue;
+		id = strtoull(line, &end, 10);
+		if (end == line || *end != ' ')
+			continue;
+		for (i = 0; i < caches.nids && caches.ids[i] != id; i++)
+			;
+		if (i < caches.nids)
+			continue;
+		caches.ids = grow_buf(caches.ids, &caches.ids_cap, caches.nids + 1, sizeof(id));
+		caches.ids[caches.nids++] = id;
+		caches.text = grow_buf(caches.text, &caches.cap, caches.len + n + 2, 1);
+		memcpy(caches.text + caches.len, line, n);
+		caches.len += n;
+		caches.text[caches.len++] = '\n';
+		caches.text[caches.len] = '\0';
+		changed = true;
+	}
+	free(text);
+	if (!changed)
+		return;
+	snprintf(path, sizeof(path), "%s/caches", out);
+	snprintf(tmp, sizeof(tmp), "%s/caches.tmp", out);
+	f = fopen(tmp, "w");
+	if (!f)
+		fatal("%s: %s", tmp, strerror(errno));
+	fputs(caches.text, f);
+	if (fclose(f))
+		fatal("%s: %s", tmp, strerror(errno));
+	if (rename(tmp, path))
+		fatal("%s: %s", path, strerror(errno));
+}
+
 static void on_signal(int sig)
 {
 	stop = 1;
@@ -539,6 +628,7 @@ int main(int argc, char **argv)
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	read_counts(dir, &cap.start);
+	poll_caches(dir, out);
 	snprintf(path, sizeof(path), "%s/enable", dir);
 	s = read_text(path);
 	was_on = s && atoi(s) == 1;
@@ -573,6 +663,8 @@ int main(int argc, char **argv)
 		/* A CPU that came online: relay made its file. */
 		if (!(ticks % 5) && add_readers(dir, out, true))
 			write_meta(&cap);
+		if (!(ticks % 5))
+			poll_caches(dir, out);
 		if (!progress)
 			continue;
 		for (i = 0; i < nreaders; i++) {
@@ -606,6 +698,7 @@ int main(int argc, char **argv)
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	read_counts(dir, &cap.end);
 
+	poll_caches(dir, out);
 	snprintf(path, sizeof(path), "%s/kallsyms", out);
 	if (!copy_file("/proc/kallsyms", path)) {
 		cap.symbols = "none";

@@ -33,11 +33,12 @@ struct kmt_event {
 	uint32_t gfp_flags;
 	int32_t target_cpu;
 	/* Feature records; has_* says which were there. */
-	bool has_time, has_pid, has_node, has_ctx;
+	bool has_time, has_pid, has_node, has_ctx, has_cache;
 	__u64 time;
 	int32_t pid;
 	int32_t node;
 	uint8_t ctx;
+	__u64 cache;	/* struct kmem_cache address, 0 for none */
 	unsigned int unknown_features;
 	/*
 	 * A newer kernel's event or type id: only the header is decoded
@@ -152,6 +153,12 @@ const char *kmt_decode(const unsigned char *p, size_t avail, bool swap, struct k
 				return "context feature of the wrong size";
 			e->has_ctx = true;
 			e->ctx = d[0];
+			break;
+		case KMEMTRACE_FEAT_CACHE:
+			if (len != 8)
+				return "cache feature of the wrong size";
+			e->has_cache = true;
+			e->cache = kmt_get64(d, swap);
 			break;
 		default:
 			/* A newer kernel's: skipped, as the ABI says. */

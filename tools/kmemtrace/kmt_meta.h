@@ -6,6 +6,7 @@
 #ifndef KMT_META_H
 #define KMT_META_H
 
+#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdbool.h>
@@ -29,6 +30,21 @@ struct kmt_meta {
 	char files[KMT_MAX_FILES][16];
 	int nfiles;
 };
+
+/* The meta keys whose value is a decimal number, which the tools read. */
+static inline bool kmt_meta_numeric(const char *key)
+{
+	static const char *const keys[] = {
+		"abi_version", "word_size", "complete", "stopped", "start_seq", "drain_seq",
+		"end_seq", "start_lost_events", "end_lost_events", NULL,
+	};
+	const char *const *k;
+
+	for (k = keys; *k; k++)
+		if (!strcmp(key, *k))
+			return true;
+	return false;
+}
 
 /*
  * The whole of @path, NUL-terminated, its length in *@len (if @len); NULL
@@ -103,7 +119,7 @@ static inline const char *kmt_read_meta(const char *dir, struct kmt_meta *m, cha
 	}
 	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		char key[64], *val;
-		size_t klen = strcspn(line, " ");
+		size_t klen = strcspn(line, " "), vlen;
 
 		if (line[0] == '#' || !klen || klen >= sizeof(key) || !line[klen])
 			continue;
@@ -111,10 +127,44 @@ static inline const char *kmt_read_meta(const char *dir, struct kmt_meta *m, cha
 		key[klen] = '\0';
 		/* The value in place: cpu_files has a name per CPU, of any length. */
 		val = line + klen + strspn(line + klen, " ");
+		/* Trailing blanks, and a CR from a copy through another system. */
+		for (vlen = strlen(val); vlen && isspace((unsigned char)val[vlen - 1]); vlen--)
+			val[vlen - 1] = '\0';
 		if (!*val)
 			continue;
-		if (!strcmp(key, "abi_version")) {
-			m->abi_version = atoi(val);
+		if (kmt_meta_numeric(key)) {
+			unsigned long long v;
+			char *end;
+
+			errno = 0;
+			v = strtoull(val, &end, 10);
+			if (!isdigit((unsigned char)*val) || *end || errno) {
+				snprintf(err, errlen, "%s: %s \"%.64s\" is not a number", path, key,
+					 val);
+				goto bad;
+			}
+			if (!strcmp(key, "abi_version")) {
+				m->abi_version = v > INT_MAX ? INT_MAX : v;
+			} else if (!strcmp(key, "word_size")) {
+				m->word_size = v > INT_MAX ? INT_MAX : v;
+			} else if (!strcmp(key, "complete")) {
+				m->complete = v == 1;
+			} else if (!strcmp(key, "stopped")) {
+				m->stopped = v == 1;
+			} else if (!strcmp(key, "start_seq")) {
+				m->start_seq = v;
+				m->have_start = true;
+			} else if (!strcmp(key, "drain_seq")) {
+				m->drain_seq = v;
+				m->have_drain = true;
+			} else if (!strcmp(key, "end_seq")) {
+				m->end_seq = v;
+				m->have_end = true;
+			} else if (!strcmp(key, "start_lost_events")) {
+				m->start_lost = v;
+			} else {
+				m->end_lost = v;
+			}
 		} else if (!strcmp(key, "endianness")) {
 			if (strcmp(val, "little") && strcmp(val, "big")) {
 				snprintf(err, errlen, "%s: endianness \"%.64s\" is not %s", path,
@@ -123,25 +173,6 @@ static inline const char *kmt_read_meta(const char *dir, struct kmt_meta *m, cha
 			}
 			m->swap = !strcmp(val, "little") != little_host;
 			have_endian = true;
-		} else if (!strcmp(key, "word_size")) {
-			m->word_size = atoi(val);
-		} else if (!strcmp(key, "complete")) {
-			m->complete = atoi(val) == 1;
-		} else if (!strcmp(key, "stopped")) {
-			m->stopped = atoi(val) == 1;
-		} else if (!strcmp(key, "start_seq")) {
-			m->start_seq = strtoull(val, NULL, 10);
-			m->have_start = true;
-		} else if (!strcmp(key, "drain_seq")) {
-			m->drain_seq = strtoull(val, NULL, 10);
-			m->have_drain = true;
-		} else if (!strcmp(key, "end_seq")) {
-			m->end_seq = strtoull(val, NULL, 10);
-			m->have_end = true;
-		} else if (!strcmp(key, "start_lost_events")) {
-			m->start_lost = strtoull(val, NULL, 10);
-		} else if (!strcmp(key, "end_lost_events")) {
-			m->end_lost = strtoull(val, NULL, 10);
 		} else if (!strcmp(key, "cpu_files")) {
 			char *tok, *s2;
 			int i;

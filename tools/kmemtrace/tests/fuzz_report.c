@@ -2,8 +2,8 @@
 /*
  * fuzz_report - a libFuzzer harness for kmemtrace-report's capture
  * reader: the reader thread and its event decoder (kmt_events.h), the
- * analysis, the symbol file parser and every output format, on
- * arbitrary bytes.
+ * analysis, the symbol and caches file parsers and every output format,
+ * on arbitrary bytes.
  *
  *   clang -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -pthread \
  *	-I tools/include -isystem usr/include -o fuzz_report fuzz_report.c
@@ -12,11 +12,12 @@
  *
  * Input: one flags byte (bit 0: the other byte order; bit 1: two CPU
  * files), two bytes of symbol text length (little endian), the symbol
- * text (kallsyms format), then the bytes of a CPU file, or with bit 1
- * two bytes of length (little endian) and that many bytes of cpu0, the
- * rest being cpu1, each read through fmemopen() as the tool reads a
- * file, and merged by sequence number. The reader stops at the first event it cannot decode, as the
- * tool does (with an error); the report is made of what came before.
+ * text (kallsyms format, read as a caches file too), then the bytes of
+ * a CPU file, or with bit 1 two bytes of length (little endian) and
+ * that many bytes of cpu0, the rest being cpu1, each read through
+ * fmemopen() as the tool reads a file, and merged by sequence number.
+ * The reader stops at the first event it cannot decode, as the tool
+ * does (with an error); the report is made of what came before.
  */
 #define main report_main
 #include "../kmemtrace-report.c"
@@ -43,6 +44,7 @@ static void symbols(const uint8_t *text, size_t len)
 	if (write(fd, text, len) == (ssize_t)len) {
 		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 		load_symbols(path);
+		load_cache_names(path);
 	}
 	close(fd);
 }

@@ -25,10 +25,14 @@
 #include "../../../kmemtrace/kmt_events.h"
 
 #define KMT_DIR		"/sys/kernel/debug/kmemtrace"
-/* ABI 2: the header, then time (3 + 8), pid (3 + 4), context (3 + 1). */
+/* ABI 2, pages: the header, then time (3 + 8), pid (3 + 4), context (3 + 1). */
 #define KMT_FREE_EVENT_SIZE	(KMT_HDR_SIZE + 11 + 7 + 4)
-/* ABI 2: the header, the allocation fields, time, pid, node (3 + 4), context. */
+/* ABI 2, pages: the header, the allocation fields, time, pid, node (3 + 4), context. */
 #define KMT_ALLOC_EVENT_SIZE	(KMT_HDR_SIZE + KMT_ALLOC_SIZE + 11 + 7 + 7 + 4)
+/* kmalloc and kmem_cache events end with the cache (3 + 8). */
+#define KMT_CACHE_FEAT_SIZE	11
+/* The trigger's kmem_cache, SLAB_NO_MERGE: its events carry it. */
+#define KMT_ST_CACHE_NAME	"kmemtrace_selftest"
 #define TRIGGER		KMT_DIR "/alloc_selftest"
 
 static char tool_dir[PATH_MAX - 64];
@@ -179,6 +183,90 @@ static const char *resolve(const struct sym *syms, size_t n, unsigned long long 
 	if (dot)
 		*dot = '\0';
 	return buf;
+}
+
+/* A line of a capture's caches file: id, object size, size, name. */
+struct cache_line {
+	unsigned long long id;
+	unsigned int size;
+	char name[64];
+};
+
+static struct cache_line *load_caches(const char *path, size_t *n)
+{
+	char *text = read_file(path, NULL), *line, *save;
+	struct cache_line *c = NULL, *nc;
+	size_t cap = 0;
+
+	*n = 0;
+	if (!text)
+		return NULL;
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		struct cache_line l;
+
+		if (line[0] == '#' ||
+		    sscanf(line, "%llu %*u %u %63[^\n]", &l.id, &l.size, l.name) != 3)
+			continue;
+		if (*n == cap) {
+			cap = cap ? cap * 2 : 256;
+			nc = realloc(c, cap * sizeof(*c));
+			if (!nc)
+				break;
+			c = nc;
+		}
+		c[(*n)++] = l;
+	}
+	free(text);
+	return c;
+}
+
+static const struct cache_line *find_cache(const struct cache_line *c, size_t n,
+					   unsigned long long id)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (c[i].id == id)
+			return &c[i];
+	return NULL;
+}
+
+/*
+ * The cache an event of the trigger carries: none for pages and for a
+ * kmalloc() too large for the caches; the trigger's own for kmem_cache
+ * events; a kmalloc cache of the object's size for kmalloc(); and for a
+ * free, the one its allocation carried.
+ */
+static void check_cache(struct __test_metadata *_metadata, const struct kmt_event *ev,
+			const struct cache_line *caches, size_t ncaches,
+			const struct kmt_event *alloc, const char *line)
+{
+	const struct cache_line *c;
+
+	if (ev->type_id == KMEMTRACE_TYPE_PAGES) {
+		EXPECT_FALSE(ev->has_cache) TH_LOG("\"%s\"", line);
+		return;
+	}
+	ASSERT_TRUE(ev->has_cache) TH_LOG("\"%s\"", line);
+	if (ev->event_id == KMEMTRACE_EVENT_FREE) {
+		ASSERT_NE(NULL, alloc) TH_LOG("\"%s\": no allocation of it", line);
+		EXPECT_EQ(alloc->cache, ev->cache) TH_LOG("\"%s\": not its allocation's", line);
+		return;
+	}
+	if (ev->type_id == KMEMTRACE_TYPE_KMALLOC &&
+	    ev->bytes_req > 2 * (unsigned long)sysconf(_SC_PAGESIZE)) {
+		/* KMALLOC_MAX_CACHE_SIZE: pages, no cache. */
+		EXPECT_EQ(0ULL, (unsigned long long)ev->cache) TH_LOG("\"%s\"", line);
+		return;
+	}
+	c = find_cache(caches, ncaches, ev->cache);
+	ASSERT_NE(NULL, c) TH_LOG("\"%s\": cache %llu not in the caches file", line,
+				  (unsigned long long)ev->cache);
+	EXPECT_EQ(ev->bytes_alloc, c->size) TH_LOG("\"%s\": cache %s", line, c->name);
+	/* The trigger's own cache by its name, a kmalloc cache by its prefix. */
+	EXPECT_TRUE(ev->type_id == KMEMTRACE_TYPE_CACHE ? !strcmp(c->name, KMT_ST_CACHE_NAME) :
+							  !strncmp(c->name, "kmalloc-", 8))
+		TH_LOG("\"%s\": cache %s", line, c->name);
 }
 
 /* All events of a capture, ordered by sequence number. */
@@ -372,6 +460,52 @@ static struct fn_total *fn_total(struct fn_total *t, size_t *n, size_t cap, cons
 }
 
 /*
+ * The report's row for the trigger's kmem_cache, named from the
+ * capture's caches file: its allocations and frees are the trigger's
+ * kmem_cache ones, exactly (nothing else uses that cache).
+ */
+static void check_report_cache(struct __test_metadata *_metadata, const char *cap,
+			       const char *dir, const struct fn_total *want, size_t nwant)
+{
+	unsigned long long allocs = 0, frees = 0, req = 0, got_allocs, got_frees, got_req;
+	char path[PATH_MAX], line[1024];
+	int found = 0;
+	size_t i;
+	FILE *f;
+
+	for (i = 0; i < nwant; i++) {
+		if (want[i].type != KMEMTRACE_TYPE_CACHE)
+			continue;
+		allocs += want[i].allocs;
+		frees += want[i].frees;
+		req += want[i].req;
+	}
+	ASSERT_LT(0ULL, allocs);
+	ASSERT_EQ(0, run("%s --format=json --top=-1 %s > %s/report.json 2>&1",
+			 tool("kmemtrace-report", path, sizeof(path)), cap, dir));
+	snprintf(path, sizeof(path), "%s/report.json", dir);
+	f = fopen(path, "r");
+	ASSERT_NE(NULL, f);
+	while (fgets(line, sizeof(line), f)) {
+		const char *p = strstr(line, "{ \"name\": \"" KMT_ST_CACHE_NAME "\"");
+		int n;
+
+		p = p ? strstr(p, "\"allocations\": ") : NULL;
+		if (!p)
+			continue;
+		n = sscanf(p, "\"allocations\": %llu, \"frees\": %llu, \"bytes_req\": %llu",
+			   &got_allocs, &got_frees, &got_req);
+		ASSERT_EQ(3, n) TH_LOG("%s", line);
+		found++;
+	}
+	fclose(f);
+	ASSERT_EQ(1, found) TH_LOG("%s rows in %s", KMT_ST_CACHE_NAME, path);
+	EXPECT_EQ(allocs, got_allocs);
+	EXPECT_EQ(frees, got_frees);
+	EXPECT_EQ(req, got_req);
+}
+
+/*
  * kmemtrace-report on the capture of the trigger: for each function of
  * the trigger and each type, the allocations, frees and bytes the
  * trigger says it made, exactly, summed over the function's call sites.
@@ -448,6 +582,7 @@ static void check_report(struct __test_metadata *_metadata, const char *cap, con
 		EXPECT_EQ(w->alloc, g->alloc) TH_LOG("%s %s bytes allocated", w->func,
 						     types[w->type]);
 	}
+	check_report_cache(_metadata, cap, dir, want, nwant);
 }
 
 /* Every event of the trigger, as the trigger says it must be. */
@@ -458,6 +593,9 @@ TEST_F(alloc, selftest_events_exact)
 	struct kmt_event *ev;
 	size_t nev, nsyms, next = 0, nwant = 0;
 	struct fn_total want[64], star = { .type = KMEMTRACE_TYPE_PAGES };
+	const struct kmt_event *allocs[64];
+	struct cache_line *caches;
+	size_t ncaches, nallocs = 0;
 	struct sym *syms;
 	int status, checked = 0;
 	unsigned long long first;
@@ -477,6 +615,9 @@ TEST_F(alloc, selftest_events_exact)
 	syms = load_syms(path, &nsyms);
 	ASSERT_NE(NULL, syms);
 	ASSERT_LT((size_t)1000, nsyms);
+	snprintf(path, sizeof(path), "%s/caches", cap);
+	caches = load_caches(path, &ncaches);
+	ASSERT_NE(NULL, caches);
 	ev = load_events(cap, &nev);
 	ASSERT_NE(NULL, ev);
 	report = read_file(TRIGGER, NULL);
@@ -559,9 +700,24 @@ TEST_F(alloc, selftest_events_exact)
 			EXPECT_TRUE(ev[i].has_node);
 			EXPECT_EQ(node, ev[i].node) TH_LOG("\"%s\"", line);
 			EXPECT_LE(req, alloc);
-			EXPECT_EQ(KMT_ALLOC_EVENT_SIZE, (unsigned int)ev[i].size);
+			EXPECT_EQ(KMT_ALLOC_EVENT_SIZE + (type == KMEMTRACE_TYPE_PAGES ? 0 :
+							  KMT_CACHE_FEAT_SIZE),
+				  (unsigned int)ev[i].size);
+			ASSERT_LT(nallocs, ARRAY_SIZE(allocs));
+			allocs[nallocs++] = &ev[i];
+			check_cache(_metadata, &ev[i], caches, ncaches, NULL, line);
 		} else {
-			EXPECT_EQ(KMT_FREE_EVENT_SIZE, (unsigned int)ev[i].size);
+			const struct kmt_event *a = NULL;
+			size_t k;
+
+			EXPECT_EQ(KMT_FREE_EVENT_SIZE + (type == KMEMTRACE_TYPE_PAGES ? 0 :
+							 KMT_CACHE_FEAT_SIZE),
+				  (unsigned int)ev[i].size);
+			/* Its allocation: the last one of the pointer before it. */
+			for (k = nallocs; k-- > 0 && !a;)
+				if (allocs[k]->ptr == ev[i].ptr && allocs[k]->type_id == type)
+					a = allocs[k];
+			check_cache(_metadata, &ev[i], caches, ncaches, a, line);
 		}
 		checked++;
 	}
@@ -574,6 +730,7 @@ TEST_F(alloc, selftest_events_exact)
 	free(report);
 	free(ev);
 	free(syms);
+	free(caches);
 
 	EXPECT_EQ(0, run("%s %s > %s/check.out 2>&1", tool("kmemtrace-check", path, sizeof(path)),
 			 cap, self->dir));
