@@ -13,6 +13,7 @@
  * analysis in batches: memory grows with the call sites and the live
  * allocations, not with the events.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -169,6 +170,31 @@ static int cmp_cache_name(const void *a, const void *b)
 	return x->line < y->line ? -1 : x->line > y->line;	/* the first line wins */
 }
 
+/*
+ * A name as kmemtrace/caches writes it, with seq_escape()'s \ooo for a
+ * backslash or a newline: escapes of printable characters are decoded,
+ * others kept, so that a name stays on one line of the report.
+ */
+static void unescape_name(char *s)
+{
+	char *o = s;
+
+	while (*s) {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' &&
+		    s[3] >= '0' && s[3] <= '7') {
+			int c = (s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0');
+
+			if (c >= 0x20 && c < 0x7f) {
+				*o++ = c;
+				s += 4;
+				continue;
+			}
+		}
+		*o++ = *s++;
+	}
+	*o = 0;
+}
+
 static bool load_cache_names(const char *path)
 {
 	char *text = kmt_slurp(path, NULL), *line, *save;
@@ -179,8 +205,11 @@ static bool load_cache_names(const char *path)
 	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		unsigned long long id;
 		unsigned int osize, size;
+		size_t len = strlen(line);
 		int off = 0;
 
+		while (len && isspace((unsigned char)line[len - 1]))
+			line[--len] = 0;	/* a CR of a file copied through Windows */
 		if (line[0] == '#' ||
 		    sscanf(line, "%llu %u %u %n", &id, &osize, &size, &off) != 3 ||
 		    !off || !line[off])
@@ -196,6 +225,7 @@ static bool load_cache_names(const char *path)
 		cache_names[ncache_names].name = strdup(line + off);
 		if (!cache_names[ncache_names].name)
 			die(2, "out of memory");
+		unescape_name(cache_names[ncache_names].name);
 		ncache_names++;
 	}
 	free(text);
@@ -374,7 +404,7 @@ static unsigned int site_index(__u64 call_site, int type)
 #define TYPE_MIXED	NR_TYPES	/* a cache with kmalloc and kmem_cache events */
 
 struct cache {
-	__u64 addr;	/* the cache's id, 0 for a size class */
+	__u64 id;	/* the cache's id, 0 for a size class */
 	__u64 size;	/* bytes allocated per object */
 	int type;	/* of its allocations, MIXED if of two types */
 	__u64 allocs, frees, req, live, live_bytes;
@@ -384,15 +414,15 @@ static struct key_map cache_map;
 static struct cache *caches;
 static size_t caches_cap;
 
-static unsigned int cache_index(__u64 addr, __u64 size, int type)
+static unsigned int cache_index(__u64 id, __u64 size, int type)
 {
 	bool added;
-	unsigned int i = addr ? key_index(&cache_map, addr, CACHE_KEY, &added) :
+	unsigned int i = id ? key_index(&cache_map, id, CACHE_KEY, &added) :
 				key_index(&cache_map, size, type, &added);
 
 	if (added) {
 		grow((void **)&caches, &caches_cap, cache_map.n, sizeof(*caches));
-		caches[i].addr = addr;
+		caches[i].id = id;
 		caches[i].size = size;
 		caches[i].type = type;
 	}
@@ -523,6 +553,7 @@ static const char *const err_names[NR_ERR] = {
 struct err {
 	int kind, type1, type2;
 	__u64 site1, site2, count;
+	__u64 cache1, cache2;	/* ERR_CACHE: the allocation's cache, the free's */
 	bool used;
 };
 
@@ -532,14 +563,16 @@ static __u64 err_totals[NR_ERR];
 
 static __u64 err_hash(const struct err *e)
 {
-	return mix(e->site1 ^ mix(e->site2 ^ ((__u64)e->kind << 16 |
-					      (__u64)(e->type1 & 0xff) << 8 | (e->type2 & 0xff))));
+	return mix(e->site1 ^ mix(e->site2 ^ mix(e->cache1 ^ mix(e->cache2)) ^
+				  ((__u64)e->kind << 16 | (__u64)(e->type1 & 0xff) << 8 |
+				   (e->type2 & 0xff))));
 }
 
 static bool err_same(const struct err *a, const struct err *b)
 {
 	return a->kind == b->kind && a->type1 == b->type1 && a->type2 == b->type2 &&
-	       a->site1 == b->site1 && a->site2 == b->site2;
+	       a->site1 == b->site1 && a->site2 == b->site2 && a->cache1 == b->cache1 &&
+	       a->cache2 == b->cache2;
 }
 
 /* The slot of @k: its entry, or the free slot where it goes. */
@@ -553,10 +586,12 @@ static struct err *err_slot(const struct err *k)
 	return &errs[i];
 }
 
-static void note_err(int kind, int type1, __u64 site1, int type2, __u64 site2)
+static void note_err_caches(int kind, int type1, __u64 site1, int type2, __u64 site2,
+			    __u64 cache1, __u64 cache2)
 {
 	struct err k = { .kind = kind, .type1 = type1, .type2 = type2,
-			 .site1 = site1, .site2 = site2, .used = true };
+			 .site1 = site1, .site2 = site2, .cache1 = cache1,
+			 .cache2 = cache2, .used = true };
 	struct err *e;
 
 	err_totals[kind]++;
@@ -577,6 +612,11 @@ static void note_err(int kind, int type1, __u64 site1, int type2, __u64 site2)
 		nerrs++;
 	}
 	e->count++;
+}
+
+static void note_err(int kind, int type1, __u64 site1, int type2, __u64 site2)
+{
+	note_err_caches(kind, type1, site1, type2, site2, 0, 0);
 }
 
 /* ---- Reading the CPU files, merged by sequence number --------------- */
@@ -901,12 +941,12 @@ static void account(const struct rec *e)
 		if (sites[l->site].type != e->type_id &&
 		    !(sites[l->site].type == KMEMTRACE_TYPE_CACHE &&
 		      e->type_id == KMEMTRACE_TYPE_KMALLOC && e->cache &&
-		      e->cache == caches[l->cache].addr))
+		      e->cache == caches[l->cache].id))
 			note_err(ERR_MISMATCH, sites[l->site].type, sites[l->site].call_site,
 				 e->type_id, e->call_site);
-		else if (e->cache && caches[l->cache].addr && e->cache != caches[l->cache].addr)
-			note_err(ERR_CACHE, sites[l->site].type, sites[l->site].call_site,
-				 e->type_id, e->call_site);
+		else if (e->cache && caches[l->cache].id && e->cache != caches[l->cache].id)
+			note_err_caches(ERR_CACHE, sites[l->site].type, sites[l->site].call_site,
+					e->type_id, e->call_site, caches[l->cache].id, e->cache);
 		if (l->cpu != e->cpu)
 			sites[l->site].cross++;
 		caches[l->cache].frees++;
@@ -1120,7 +1160,11 @@ static int cmp_err(const void *a, const void *b)
 		return x->count > y->count ? -1 : 1;
 	if (x->site1 != y->site1)
 		return x->site1 < y->site1 ? -1 : 1;
-	return x->site2 < y->site2 ? -1 : x->site2 > y->site2;
+	if (x->site2 != y->site2)
+		return x->site2 < y->site2 ? -1 : 1;
+	if (x->cache1 != y->cache1)
+		return x->cache1 < y->cache1 ? -1 : 1;
+	return x->cache2 < y->cache2 ? -1 : x->cache2 > y->cache2;
 }
 
 /* --site: the rows whose call site, as a symbol or in hex, contains it. */
@@ -1158,7 +1202,7 @@ static int cmp_cache(const void *a, const void *b)
 		return x->type - y->type;
 	if (x->size != y->size)
 		return x->size < y->size ? -1 : 1;
-	return x->addr < y->addr ? -1 : x->addr > y->addr;	/* a total order */
+	return x->id < y->id ? -1 : x->id > y->id;	/* a total order */
 }
 
 static void collect(void)
@@ -1207,6 +1251,17 @@ static int text_width;	/* of the terminal, 0 when not one */
 #define CACHE_NAME_MAX	32	/* text column; longer names are cut */
 static bool show_sizes;		/* --sizes */
 
+/* The name DIR/caches gives cache @id, or "cache #ID" if it has none. */
+static const char *cache_label(__u64 id, char *buf, size_t len)
+{
+	const char *name = cache_name_of(id);
+
+	if (name)
+		return name;
+	snprintf(buf, len, "cache #%llu", (unsigned long long)id);
+	return buf;
+}
+
 /*
  * A cache by its name in the capture's caches file, by its id if it is
  * not there, or a size class as the kernel names sizes:
@@ -1216,16 +1271,10 @@ static const char *cache_name(const struct cache *c, char *buf, size_t len)
 {
 	static const char units[] = "kMGTPE";
 	__u64 v = c->size;
-	const char *name;
 	int u = -1;
 
-	if (c->addr) {
-		name = cache_name_of(c->addr);
-		if (name)
-			return name;
-		snprintf(buf, len, "cache #%llu", (unsigned long long)c->addr);
-		return buf;
-	}
+	if (c->id)
+		return cache_label(c->id, buf, len);
 	while (v >= 1024 && !(v % 1024) && u < 5) {
 		v /= 1024;
 		u++;
@@ -1252,7 +1301,7 @@ static void print_hist_text(const __u64 *hist)
 
 static void print_error_text(const struct err *e)
 {
-	char s1[320], s2[320];
+	char s1[320], s2[320], c1[320];
 
 	switch (e->kind) {
 	case ERR_MISMATCH:
@@ -1276,10 +1325,11 @@ static void print_error_text(const struct err *e)
 		       type_name(e->type1), symbolize(e->site1, s1, sizeof(s1)));
 		break;
 	case ERR_CACHE:
-		printf("%8llu x %s: %s %s freed by %s %s\n", e->count,
+		printf("%8llu x %s: %s %s (%s) freed by %s %s", e->count,
 		       err_names[e->kind], type_name(e->type1),
-		       symbolize(e->site1, s1, sizeof(s1)),
+		       symbolize(e->site1, s1, sizeof(s1)), cache_label(e->cache1, c1, sizeof(c1)),
 		       type_name(e->type2), symbolize(e->site2, s2, sizeof(s2)));
+		printf(" (%s)\n", cache_label(e->cache2, c1, sizeof(c1)));
 		break;
 	default:
 		printf("%8llu x %s: %s by %s, again by %s %s\n", e->count,
@@ -1505,9 +1555,9 @@ static void emit_json(long top)
 
 		printf("%s\n    { \"name\": ", i ? "," : "");
 		json_str(cache_name(c, sym, sizeof(sym)));
-		if (c->addr)
-			printf(", \"id\": %llu", (unsigned long long)c->addr);
-		printf(", \"type\": \"%s\", \"object_size\": %llu,", type_name(c->type), c->size);
+		if (c->id)
+			printf(", \"id\": %llu", (unsigned long long)c->id);
+		printf(", \"type\": \"%s\", \"size\": %llu,", type_name(c->type), c->size);
 		printf(" \"allocations\": %llu, \"frees\": %llu, \"bytes_req\": %llu,", c->allocs,
 		       c->frees, c->req);
 		printf(" \"bytes_alloc\": %llu, \"live\": %llu, \"live_bytes\": %llu }",
@@ -1523,6 +1573,12 @@ static void emit_json(long top)
 		if (e->type2 >= 0 && e->kind != ERR_LESS) {
 			printf(", \"other_type\": \"%s\", \"other_site\": ", type_name(e->type2));
 			json_str(symbolize(e->site2, sym, sizeof(sym)));
+		}
+		if (e->kind == ERR_CACHE) {
+			printf(", \"cache\": ");
+			json_str(cache_label(e->cache1, sym, sizeof(sym)));
+			printf(", \"other_cache\": ");
+			json_str(cache_label(e->cache2, sym, sizeof(sym)));
 		}
 		printf(" }");
 	}

@@ -447,7 +447,8 @@ static bool kallsyms_usable(const char *path)
  * the kernel's kmemtrace/caches from the start of the capture to its
  * end, read every second, so that a cache destroyed meanwhile (a
  * module's) is there too if it lived that long. Ids are never reused:
- * a line per id, the first one read.
+ * a line per id, the first one read. A merge may later raise a cache's
+ * object size; the sizes are for people, kmemtrace-report reads names.
  */
 static struct {
 	char *text;		/* the header, then the lines kept */

@@ -38,7 +38,7 @@ struct kmt_event {
 	int32_t pid;
 	int32_t node;
 	uint8_t ctx;
-	__u64 cache;	/* struct kmem_cache address, 0 for none */
+	__u64 cache;	/* the slab cache's id (kmemtrace/caches), 0 for none */
 	unsigned int unknown_features;
 	/*
 	 * A newer kernel's event or type id: only the header is decoded
