@@ -1,0 +1,532 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * /dev/kmon tests (Documentation/trace/kmon.rst): the ioctl state
+ * machine and its bad inputs, read() and poll() semantics, overruns,
+ * two instances, the rings' lifetime, and records logged from process,
+ * hard interrupt and NMI context through debugfs
+ * kmemtrace/kmon_selftest.
+ *
+ * Needs root. Skips, saying why, on a kernel without CONFIG_KMON and
+ * CONFIG_KMON_SELFTEST.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/capability.h>
+#include <linux/kmon.h>
+
+#include "../kselftest_harness.h"
+
+#define KMON_DEV	"/dev/kmon"
+#define KMON_STATE	"/sys/kernel/debug/kmemtrace/kmon"
+#define KMON_TRIGGER	"/sys/kernel/debug/kmemtrace/kmon_selftest"
+/* A KMON_DT_TEST record of the trigger: header, type, context, sequence. */
+#define TEST_REC	(KMON_HDR_SIZE + 6)
+
+static uint64_t le(const unsigned char *p, int n)
+{
+	uint64_t v = 0;
+
+	while (n--)
+		v = v << 8 | p[n];
+	return v;
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/* Write @cmd to the trigger; return its result line's fields. */
+static int trigger(const char *cmd, unsigned int *logged, int *ctx, int *error)
+{
+	char line[128], mode[16];
+	unsigned int n;
+	int fd, len;
+
+	fd = open(KMON_TRIGGER, O_RDWR);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, cmd, strlen(cmd)) < 0) {
+		int e = -errno;
+
+		close(fd);
+		return e;
+	}
+	len = pread(fd, line, sizeof(line) - 1, 0);
+	close(fd);
+	if (len <= 0)
+		return -EIO;
+	line[len] = '\0';
+	if (sscanf(line, "%15s %u logged %u context %d error %d", mode, &n, logged, ctx,
+		   error) != 5)
+		return -EIO;
+	return 0;
+}
+
+/* A field of debugfs kmemtrace/kmon, -1 if absent. */
+static long long state(const char *key)
+{
+	char line[128];
+	long long v = -1;
+	size_t klen = strlen(key);
+	FILE *f = fopen(KMON_STATE, "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, klen) && line[klen] == ' ')
+			v = atoll(line + klen + 1);
+	fclose(f);
+	return v;
+}
+
+/*
+ * Read every record up to a stop: the instance must have been stopped,
+ * so that read() ends with 0. Checks each record's framing; returns the
+ * byte count read into @buf.
+ */
+static ssize_t drain(int fd, unsigned char *buf, size_t cap)
+{
+	size_t n = 0;
+	ssize_t r;
+
+	while ((r = read(fd, buf + n, cap - n)) > 0)
+		n += r;
+	return r < 0 ? -1 : (ssize_t)n;
+}
+
+static bool have_kmon(void)
+{
+	return access(KMON_DEV, F_OK) == 0 && access(KMON_TRIGGER, F_OK) == 0;
+}
+
+FIXTURE(kmon) {
+	int fd;
+	unsigned char *buf;
+};
+
+FIXTURE_SETUP(kmon)
+{
+	self->fd = -1;
+	self->buf = NULL;
+	if (geteuid())
+		SKIP(return, "needs root");
+	if (!have_kmon())
+		SKIP(return, "no %s or %s: kernel without CONFIG_KMON_SELFTEST", KMON_DEV,
+		     KMON_TRIGGER);
+	self->fd = open(KMON_DEV, O_RDONLY);
+	ASSERT_LE(0, self->fd) TH_LOG("open %s: %s", KMON_DEV, strerror(errno));
+	self->buf = malloc(64 << 20);
+	ASSERT_NE(NULL, self->buf);
+}
+
+FIXTURE_TEARDOWN(kmon)
+{
+	if (self->fd >= 0)
+		close(self->fd);
+	free(self->buf);
+}
+
+TEST_F(kmon, ioctl_state_machine)
+{
+	struct kmon_stats st;
+	uint64_t classes = 0;
+	uint32_t version = 0;
+	long size = 0;
+
+	ASSERT_EQ(0, ioctl(self->fd, KMON_GET_VERSION, &version));
+	ASSERT_EQ((uint32_t)KMON_VERSION, version);
+	ASSERT_EQ(0, ioctl(self->fd, KMON_GET_BUFFSIZE, &size));
+	ASSERT_EQ(1L << 20, size);
+	ASSERT_EQ(0, ioctl(self->fd, KMON_GET_STATS, &st));
+	ASSERT_EQ(0U, st.started);
+	ASSERT_EQ(1ULL << 20, st.buffsize);
+
+	/* Stopped: the buffer size can change, within bounds. */
+	size = 65536;
+	ASSERT_EQ(0, ioctl(self->fd, KMON_BUFFSIZE, &size));
+	size = 0;
+	ASSERT_EQ(0, ioctl(self->fd, KMON_GET_BUFFSIZE, &size));
+	ASSERT_EQ(65536, size);
+	size = KMON_BUFFSIZE_MIN - 1;
+	ASSERT_EQ(-1, ioctl(self->fd, KMON_BUFFSIZE, &size));
+	ASSERT_EQ(EINVAL, errno);
+	size = KMON_BUFFSIZE_MAX + 1;
+	ASSERT_EQ(-1, ioctl(self->fd, KMON_BUFFSIZE, &size));
+	ASSERT_EQ(EINVAL, errno);
+	size = -4096;
+	ASSERT_EQ(-1, ioctl(self->fd, KMON_BUFFSIZE, &size));
+	ASSERT_EQ(EINVAL, errno);
+	ASSERT_EQ(-1, ioctl(self->fd, KMON_BUFFSIZE, NULL));
+	ASSERT_EQ(EFAULT, errno);
+	ASSERT_EQ(-1, ioctl(self->fd, KMON_GET_BUFFSIZE, (void *)8));
+	ASSERT_EQ(EFAULT, errno);
+	ASSERT_EQ(-1, ioctl(self->fd, KMON_GET_STATS, NULL));
+	ASSERT_EQ(EFAULT, errno);
+	ASSERT_EQ(-1, ioctl(self->fd, KMON_GET_VERSION, NULL));
+	ASSERT_EQ(EFAULT, errno);
+	size = 0;
+	ASSERT_EQ(0, ioctl(self->fd, KMON_GET_BUFFSIZE, &size));
+	ASSERT_EQ(65536, size);
+
+	/* Classes: only those the kernel has sources for. */
+	ASSERT_EQ(0, ioctl(self->fd, KMON_GET_CLASSES, &classes));
+	classes = 1ULL << 63;
+	ASSERT_EQ(-1, ioctl(self->fd, KMON_SET_CLASSES, &classes));
+	ASSERT_EQ(EINVAL, errno);
+	ASSERT_EQ(-1, ioctl(self->fd, KMON_SET_CLASSES, NULL));
+	ASSERT_EQ(EFAULT, errno);
+
+	/* Unknown commands, and a known number with the wrong size. */
+	ASSERT_EQ(-1, ioctl(self->fd, _IO(KMON_IOC_MAGIC, 0x0f)));
+	ASSERT_EQ(ENOTTY, errno);
+	ASSERT_EQ(-1, ioctl(self->fd, _IOW(KMON_IOC_MAGIC, 0x02, char), &size));
+	ASSERT_EQ(ENOTTY, errno);
+	ASSERT_EQ(-1, ioctl(self->fd, _IO('K', 0x00)));
+	ASSERT_EQ(ENOTTY, errno);
+
+	/* Started: no resizing; a second start and a second stop fail. */
+	ASSERT_EQ(0, ioctl(self->fd, KMON_START));
+	ASSERT_EQ(-1, ioctl(self->fd, KMON_START));
+	ASSERT_EQ(EALREADY, errno);
+	size = 1 << 20;
+	ASSERT_EQ(-1, ioctl(self->fd, KMON_BUFFSIZE, &size));
+	ASSERT_EQ(EBUSY, errno);
+	ASSERT_EQ(0, ioctl(self->fd, KMON_GET_STATS, &st));
+	ASSERT_EQ(1U, st.started);
+	ASSERT_EQ(65536ULL, st.buffsize);
+	ASSERT_EQ(0, ioctl(self->fd, KMON_STOP));
+	ASSERT_EQ(-1, ioctl(self->fd, KMON_STOP));
+	ASSERT_EQ(EALREADY, errno);
+	ASSERT_EQ(0, ioctl(self->fd, KMON_BUFFSIZE, &size));
+}
+
+/* Records logged while stopped reach nobody; the buffer keeps its data. */
+TEST_F(kmon, stopped_receives_nothing)
+{
+	unsigned int logged;
+	struct kmon_stats st;
+	int ctx, error;
+	long size = 8192;
+
+	ASSERT_EQ(0, trigger("task 10", &logged, &ctx, &error));
+	ASSERT_EQ(10U, logged);
+	ASSERT_EQ(0, ioctl(self->fd, KMON_START));
+	ASSERT_EQ(0, ioctl(self->fd, KMON_STOP));
+	ASSERT_EQ(0, ioctl(self->fd, KMON_GET_STATS, &st));
+	ASSERT_EQ(0ULL, st.records);
+	ASSERT_EQ(0, read(self->fd, self->buf, 4096));
+
+	/* Unread records make resizing fail: nothing is thrown away. */
+	ASSERT_EQ(0, ioctl(self->fd, KMON_START));
+	ASSERT_EQ(0, trigger("task 3", &logged, &ctx, &error));
+	ASSERT_EQ(0, ioctl(self->fd, KMON_STOP));
+	ASSERT_EQ(-1, ioctl(self->fd, KMON_BUFFSIZE, &size));
+	ASSERT_EQ(EBUSY, errno);
+	ASSERT_EQ(3 * TEST_REC, drain(self->fd, self->buf, 64 << 20));
+	ASSERT_EQ(0, ioctl(self->fd, KMON_BUFFSIZE, &size));
+}
+
+/* Whole records only; too small a buffer, and no data, get errnos. */
+TEST_F(kmon, read_semantics)
+{
+	unsigned int logged;
+	void *bad;
+	int ctx, error, fl;
+	ssize_t n;
+
+	ASSERT_EQ(0, ioctl(self->fd, KMON_START));
+	fl = fcntl(self->fd, F_GETFL);
+	ASSERT_EQ(0, fcntl(self->fd, F_SETFL, fl | O_NONBLOCK));
+	ASSERT_EQ(-1, read(self->fd, self->buf, 4096));
+	ASSERT_EQ(EAGAIN, errno);
+	ASSERT_EQ(0, fcntl(self->fd, F_SETFL, fl));
+
+	ASSERT_EQ(0, trigger("task 3", &logged, &ctx, &error));
+	ASSERT_EQ(3U, logged);
+	/* Blocking: returns once the next flush brings the records. */
+	n = read(self->fd, self->buf, TEST_REC + 5);
+	ASSERT_EQ(TEST_REC, n);
+	ASSERT_EQ(KMON_DT_TEST, self->buf[KMON_HDR_SIZE]);
+	ASSERT_EQ(0ULL, le(self->buf + KMON_HDR_SIZE + 2, 4));
+	ASSERT_EQ(-1, read(self->fd, self->buf, TEST_REC - 1));
+	ASSERT_EQ(EINVAL, errno);
+	bad = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, bad);
+	ASSERT_EQ(-1, read(self->fd, bad, 4096));
+	ASSERT_EQ(EFAULT, errno);
+	munmap(bad, 4096);
+	/* Nothing was consumed by the failed reads. */
+	ASSERT_EQ(0, ioctl(self->fd, KMON_STOP));
+	ASSERT_EQ(2 * TEST_REC, drain(self->fd, self->buf, 64 << 20));
+	ASSERT_EQ(1ULL, le(self->buf + KMON_HDR_SIZE + 2, 4));
+	ASSERT_EQ(2ULL, le(self->buf + TEST_REC + KMON_HDR_SIZE + 2, 4));
+}
+
+/*
+ * The header and blob as documented: CPU, ktime_get() time stamps in
+ * CLOCK_MONOTONIC between the trigger's start and end, nondecreasing,
+ * the blob size, and the trigger's blobs in order.
+ */
+TEST_F(kmon, record_format)
+{
+	uint64_t t0, t1, last = 0;
+	unsigned int logged, i;
+	int ctx, error;
+
+	ASSERT_EQ(0, ioctl(self->fd, KMON_START));
+	t0 = mono_ns();
+	ASSERT_EQ(0, trigger("task 100", &logged, &ctx, &error));
+	t1 = mono_ns();
+	ASSERT_EQ(100U, logged);
+	ASSERT_EQ(KMON_CTX_TASK, ctx);
+	ASSERT_EQ(0, ioctl(self->fd, KMON_STOP));
+	ASSERT_EQ(100 * TEST_REC, drain(self->fd, self->buf, 64 << 20));
+	for (i = 0; i < 100; i++) {
+		const unsigned char *r = self->buf + i * TEST_REC;
+		uint64_t ts = le(r + 1, 8);
+
+		ASSERT_GT(sysconf(_SC_NPROCESSORS_CONF), r[0]);
+		ASSERT_LE(t0, ts);
+		ASSERT_GE(t1, ts);
+		ASSERT_LE(last, ts);
+		last = ts;
+		ASSERT_EQ(6ULL, le(r + 9, 2));
+		ASSERT_EQ(KMON_DT_TEST, r[KMON_HDR_SIZE]);
+		ASSERT_EQ(KMON_CTX_TASK, r[KMON_HDR_SIZE + 1]);
+		ASSERT_EQ(i, le(r + KMON_HDR_SIZE + 2, 4));
+	}
+
+	/* kmon_add_data() rejects empty and oversize blobs. */
+	ASSERT_EQ(0, trigger("size 0", &logged, &ctx, &error));
+	ASSERT_EQ(0U, logged);
+	ASSERT_EQ(-EINVAL, error);
+	ASSERT_EQ(0, trigger("size 1025", &logged, &ctx, &error));
+	ASSERT_EQ(0U, logged);
+	ASSERT_EQ(-EINVAL, error);
+	ASSERT_EQ(0, ioctl(self->fd, KMON_START));
+	ASSERT_EQ(0, trigger("size 1024", &logged, &ctx, &error));
+	ASSERT_EQ(1U, logged);
+	ASSERT_EQ(0, ioctl(self->fd, KMON_STOP));
+	ASSERT_EQ(KMON_HDR_SIZE + 1024, drain(self->fd, self->buf, 64 << 20));
+	ASSERT_EQ(1024ULL, le(self->buf + 9, 2));
+}
+
+/* POLLIN with data; POLLERR from an overrun until KMON_GET_STATS. */
+TEST_F(kmon, poll_and_overrun)
+{
+	struct pollfd p = { .fd = self->fd, .events = POLLIN };
+	unsigned int logged;
+	struct kmon_stats st;
+	int ctx, error;
+	long size = KMON_BUFFSIZE_MIN;
+
+	ASSERT_EQ(0, ioctl(self->fd, KMON_BUFFSIZE, &size));
+	ASSERT_EQ(0, ioctl(self->fd, KMON_START));
+	ASSERT_EQ(0, poll(&p, 1, 0));
+	ASSERT_EQ(0, trigger("task 1000", &logged, &ctx, &error));
+	ASSERT_EQ(1000U, logged);
+	ASSERT_EQ(1, poll(&p, 1, 5000));
+	ASSERT_EQ(0, ioctl(self->fd, KMON_STOP));
+	ASSERT_EQ(1, poll(&p, 1, 0));
+	ASSERT_EQ(POLLIN | POLLERR, p.revents);
+
+	/* 4096 bytes hold 240 records of 17 bytes; the others are counted. */
+	ASSERT_EQ(0, ioctl(self->fd, KMON_GET_STATS, &st));
+	ASSERT_EQ((__u64)(KMON_BUFFSIZE_MIN / TEST_REC), st.records);
+	ASSERT_EQ((__u64)(1000 - KMON_BUFFSIZE_MIN / TEST_REC), st.overruns);
+	ASSERT_EQ(st.records * TEST_REC, st.buffered);
+	ASSERT_EQ(1, poll(&p, 1, 0));
+	ASSERT_EQ(POLLIN, p.revents);
+	ASSERT_EQ((ssize_t)st.buffered, drain(self->fd, self->buf, 64 << 20));
+	ASSERT_EQ(0, poll(&p, 1, 0));
+}
+
+static int set_ring_size(const char *v)
+{
+	int fd = open("/sys/module/kmon/parameters/ring_size", O_WRONLY);
+	int ret = fd < 0 || write(fd, v, strlen(v)) < 0 ? -errno : 0;
+
+	if (fd >= 0)
+		close(fd);
+	return ret;
+}
+
+/*
+ * The rings refuse what they cannot hold, and count it exactly: with
+ * 4 KiB rings (kmon.ring_size, taken by the first open), a burst of
+ * 100000 records overflows the task ring between two flushes.
+ */
+TEST_F(kmon, ring_overrun_counted)
+{
+	struct kmon_stats before, after;
+	unsigned int logged;
+	int ctx, error;
+	long size = 4 << 20;
+
+	close(self->fd);
+	ASSERT_EQ(0, set_ring_size("4096"));
+	self->fd = open(KMON_DEV, O_RDONLY);
+	ASSERT_EQ(0, set_ring_size("65536"));
+	ASSERT_LE(0, self->fd);
+	ASSERT_EQ(0, ioctl(self->fd, KMON_BUFFSIZE, &size));
+	ASSERT_EQ(0, ioctl(self->fd, KMON_GET_STATS, &before));
+	ASSERT_EQ(0ULL, before.ring_records);
+	ASSERT_EQ(0ULL, before.ring_overruns);
+	ASSERT_EQ(0, ioctl(self->fd, KMON_START));
+	ASSERT_EQ(0, trigger("task 100000", &logged, &ctx, &error));
+	ASSERT_EQ(0, ioctl(self->fd, KMON_STOP));
+	ASSERT_EQ(0, ioctl(self->fd, KMON_GET_STATS, &after));
+	TH_LOG("100000 records in one burst: %u logged, %llu refused by the ring", logged,
+	       (unsigned long long)after.ring_overruns);
+	ASSERT_GT(100000U, logged);
+	ASSERT_EQ(-ENOSPC, error);
+	ASSERT_EQ(100000 - logged, after.ring_overruns);
+	ASSERT_EQ(logged, after.ring_records);
+	ASSERT_EQ(logged, after.records);
+	ASSERT_EQ(0ULL, after.overruns);
+	ASSERT_EQ((ssize_t)logged * TEST_REC, drain(self->fd, self->buf, 64 << 20));
+}
+
+/* Every started instance receives every record. */
+TEST_F(kmon, two_instances)
+{
+	unsigned int logged, i, k;
+	int fd2, ctx, error;
+	unsigned char *b2;
+
+	fd2 = open(KMON_DEV, O_RDONLY);
+	ASSERT_LE(0, fd2);
+	b2 = malloc(1 << 20);
+	ASSERT_NE(NULL, b2);
+	ASSERT_EQ(0, ioctl(self->fd, KMON_START));
+	ASSERT_EQ(0, ioctl(fd2, KMON_START));
+	ASSERT_EQ(0, trigger("task 500", &logged, &ctx, &error));
+	ASSERT_EQ(500U, logged);
+	ASSERT_EQ(0, ioctl(self->fd, KMON_STOP));
+	ASSERT_EQ(0, ioctl(fd2, KMON_STOP));
+	ASSERT_EQ(500 * TEST_REC, drain(self->fd, self->buf, 1 << 20));
+	ASSERT_EQ(500 * TEST_REC, drain(fd2, b2, 1 << 20));
+	for (k = 0; k < 2; k++) {
+		const unsigned char *b = k ? b2 : self->buf;
+
+		for (i = 0; i < 500; i++)
+			ASSERT_EQ(i, le(b + i * TEST_REC + KMON_HDR_SIZE + 2, 4));
+	}
+	ASSERT_EQ(0, memcmp(self->buf, b2, 500 * TEST_REC));
+	free(b2);
+	close(fd2);
+}
+
+/* Records from a hard interrupt, and from an NMI if the guest has one. */
+TEST_F(kmon, irq_and_nmi_context)
+{
+	static const struct { const char *cmd; int ctx; } runs[] = {
+		{ "irq 50", KMON_CTX_HARDIRQ }, { "nmi 20", KMON_CTX_NMI },
+	};
+	unsigned int logged, i, r;
+	int ctx, error, ret;
+
+	for (r = 0; r < 2; r++) {
+		unsigned int n = r ? 20 : 50;
+
+		ASSERT_EQ(0, ioctl(self->fd, KMON_START));
+		ret = trigger(runs[r].cmd, &logged, &ctx, &error);
+		ASSERT_EQ(0, ioctl(self->fd, KMON_STOP));
+		if (r && (ret == -ETIMEDOUT || ret == -EOPNOTSUPP))
+			SKIP(return, "no NMI could be sent to this CPU (%s)", strerror(-ret));
+		ASSERT_EQ(0, ret);
+		ASSERT_EQ(n, logged);
+		ASSERT_EQ(runs[r].ctx, ctx);
+		ASSERT_EQ((ssize_t)n * TEST_REC, drain(self->fd, self->buf, 64 << 20));
+		for (i = 0; i < n; i++) {
+			const unsigned char *b = self->buf + i * TEST_REC + KMON_HDR_SIZE;
+
+			ASSERT_EQ(runs[r].ctx, b[1]);
+			ASSERT_EQ(i, le(b + 2, 4));
+		}
+	}
+}
+
+/* Without CAP_SYS_ADMIN, even root cannot open the device. */
+TEST(open_needs_cap_sys_admin)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[2];
+	int status;
+	pid_t pid;
+
+	if (geteuid())
+		SKIP(return, "needs root");
+	if (!have_kmon())
+		SKIP(return, "no %s: kernel without CONFIG_KMON", KMON_DEV);
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		if (syscall(SYS_capget, &hdr, data))
+			_exit(2);
+		data[CAP_SYS_ADMIN / 32].effective &= ~(1U << (CAP_SYS_ADMIN % 32));
+		if (syscall(SYS_capset, &hdr, data))
+			_exit(3);
+		_exit(open(KMON_DEV, O_RDONLY) < 0 && errno == EPERM ? 0 : 1);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_EQ(0, WEXITSTATUS(status));
+}
+
+/* The rings exist from the first open to the last close. */
+TEST(ring_lifetime)
+{
+	long long alloc0, freed0;
+	unsigned int logged;
+	int a, b, ctx, error;
+
+	if (geteuid())
+		SKIP(return, "needs root");
+	if (!have_kmon())
+		SKIP(return, "no %s: kernel without CONFIG_KMON", KMON_DEV);
+	ASSERT_EQ(0, state("rings")) TH_LOG("something else has /dev/kmon open");
+	alloc0 = state("rings_allocated");
+	freed0 = state("rings_freed");
+	ASSERT_EQ(alloc0, freed0);
+	a = open(KMON_DEV, O_RDONLY);
+	ASSERT_LE(0, a);
+	ASSERT_EQ(1, state("rings"));
+	ASSERT_EQ(alloc0 + 1, state("rings_allocated"));
+	b = open(KMON_DEV, O_RDONLY);
+	ASSERT_LE(0, b);
+	ASSERT_EQ(alloc0 + 1, state("rings_allocated"));
+	ASSERT_EQ(2, state("open"));
+	close(a);
+	ASSERT_EQ(1, state("rings"));
+	ASSERT_EQ(freed0, state("rings_freed"));
+	close(b);
+	ASSERT_EQ(0, state("rings"));
+	ASSERT_EQ(freed0 + 1, state("rings_freed"));
+	ASSERT_EQ(0, state("open"));
+	/* With the device closed, kmon_add_data() says so. */
+	ASSERT_EQ(0, trigger("task 1", &logged, &ctx, &error));
+	ASSERT_EQ(0U, logged);
+	ASSERT_EQ(-ENODEV, error);
+}
+
+TEST_HARNESS_MAIN
