@@ -13,12 +13,15 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <sys/ioctl.h>
+#include <sys/mount.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
@@ -27,7 +30,9 @@
 #include <unistd.h>
 
 #include <linux/capability.h>
+#include <linux/sched.h>
 #include <linux/kmon.h>
+#include <linux/ktr.h>
 
 #include "../kselftest_harness.h"
 
@@ -100,8 +105,7 @@ static long long state(const char *key)
 
 /*
  * Read every record up to a stop: the instance must have been stopped,
- * so that read() ends with 0. Checks each record's framing; returns the
- * byte count read into @buf.
+ * so that read() ends with 0. Returns the byte count read into @buf.
  */
 static ssize_t drain(int fd, unsigned char *buf, size_t cap)
 {
@@ -125,6 +129,8 @@ FIXTURE(kmon) {
 
 FIXTURE_SETUP(kmon)
 {
+	uint64_t classes;
+
 	self->fd = -1;
 	self->buf = NULL;
 	if (geteuid())
@@ -136,6 +142,11 @@ FIXTURE_SETUP(kmon)
 	ASSERT_LE(0, self->fd) TH_LOG("open %s: %s", KMON_DEV, strerror(errno));
 	self->buf = malloc(64 << 20);
 	ASSERT_NE(NULL, self->buf);
+	/* A new instance asks for the scheduler; the tests say what they want. */
+	ASSERT_EQ(0, ioctl(self->fd, KMON_GET_CLASSES, &classes));
+	ASSERT_EQ(1ULL << KTR_BIT_SCHED, classes);
+	classes = 0;
+	ASSERT_EQ(0, ioctl(self->fd, KMON_SET_CLASSES, &classes));
 }
 
 FIXTURE_TEARDOWN(kmon)
@@ -148,6 +159,7 @@ FIXTURE_TEARDOWN(kmon)
 TEST_F(kmon, ioctl_state_machine)
 {
 	struct kmon_stats st;
+	void *bad;
 	uint64_t classes = 0;
 	uint32_t version = 0;
 	long size = 0;
@@ -183,6 +195,16 @@ TEST_F(kmon, ioctl_state_machine)
 	ASSERT_EQ(EFAULT, errno);
 	ASSERT_EQ(-1, ioctl(self->fd, KMON_GET_VERSION, NULL));
 	ASSERT_EQ(EFAULT, errno);
+	/* Unmapped, not only NULL. */
+	bad = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, bad);
+	ASSERT_EQ(-1, ioctl(self->fd, KMON_GET_STATS, bad));
+	ASSERT_EQ(EFAULT, errno);
+	ASSERT_EQ(-1, ioctl(self->fd, KMON_GET_CLASSES, bad));
+	ASSERT_EQ(EFAULT, errno);
+	ASSERT_EQ(-1, ioctl(self->fd, KMON_BUFFSIZE, bad));
+	ASSERT_EQ(EFAULT, errno);
+	munmap(bad, 4096);
 	size = 0;
 	ASSERT_EQ(0, ioctl(self->fd, KMON_GET_BUFFSIZE, &size));
 	ASSERT_EQ(65536, size);
@@ -224,15 +246,39 @@ TEST_F(kmon, stopped_receives_nothing)
 {
 	unsigned int logged;
 	struct kmon_stats st;
-	int ctx, error;
+	uint64_t none = 0;
+	int ctx, error, fd2;
 	long size = 8192;
 
+	struct pollfd p = { .fd = self->fd, .events = POLLIN };
+
+	/* With no instance started, kmon_add_data() logs nothing. */
 	ASSERT_EQ(0, trigger("task 10", &logged, &ctx, &error));
-	ASSERT_EQ(10U, logged);
+	ASSERT_EQ(0U, logged);
+	ASSERT_EQ(-ENODEV, error);
 	ASSERT_EQ(0, ioctl(self->fd, KMON_START));
 	ASSERT_EQ(0, ioctl(self->fd, KMON_STOP));
 	ASSERT_EQ(0, ioctl(self->fd, KMON_GET_STATS, &st));
 	ASSERT_EQ(0ULL, st.records);
+	ASSERT_EQ(0, read(self->fd, self->buf, 4096));
+	ASSERT_EQ(0, read(self->fd, self->buf, 0));
+	/* Stopped and drained: poll() says so, O_NONBLOCK reads give 0. */
+	ASSERT_EQ(1, poll(&p, 1, 0));
+	ASSERT_EQ(POLLHUP, p.revents);
+	ASSERT_EQ(0, fcntl(self->fd, F_SETFL, O_NONBLOCK));
+	ASSERT_EQ(0, read(self->fd, self->buf, 4096));
+	ASSERT_EQ(0, fcntl(self->fd, F_SETFL, 0));
+
+	/* A second instance, started, gets records this one does not. */
+	fd2 = open(KMON_DEV, O_RDONLY);
+	ASSERT_LE(0, fd2);
+	ASSERT_EQ(0, ioctl(fd2, KMON_SET_CLASSES, &none));
+	ASSERT_EQ(0, ioctl(fd2, KMON_START));
+	ASSERT_EQ(0, trigger("task 4", &logged, &ctx, &error));
+	ASSERT_EQ(4U, logged);
+	ASSERT_EQ(0, ioctl(fd2, KMON_STOP));
+	ASSERT_EQ(4 * TEST_REC, drain(fd2, self->buf, 64 << 20));
+	close(fd2);
 	ASSERT_EQ(0, read(self->fd, self->buf, 4096));
 
 	/* Unread records make resizing fail: nothing is thrown away. */
@@ -316,13 +362,13 @@ TEST_F(kmon, record_format)
 	}
 
 	/* kmon_add_data() rejects empty and oversize blobs. */
+	ASSERT_EQ(0, ioctl(self->fd, KMON_START));
 	ASSERT_EQ(0, trigger("size 0", &logged, &ctx, &error));
 	ASSERT_EQ(0U, logged);
 	ASSERT_EQ(-EINVAL, error);
 	ASSERT_EQ(0, trigger("size 1025", &logged, &ctx, &error));
 	ASSERT_EQ(0U, logged);
 	ASSERT_EQ(-EINVAL, error);
-	ASSERT_EQ(0, ioctl(self->fd, KMON_START));
 	ASSERT_EQ(0, trigger("size 1024", &logged, &ctx, &error));
 	ASSERT_EQ(1U, logged);
 	ASSERT_EQ(0, ioctl(self->fd, KMON_STOP));
@@ -347,7 +393,7 @@ TEST_F(kmon, poll_and_overrun)
 	ASSERT_EQ(1, poll(&p, 1, 5000));
 	ASSERT_EQ(0, ioctl(self->fd, KMON_STOP));
 	ASSERT_EQ(1, poll(&p, 1, 0));
-	ASSERT_EQ(POLLIN | POLLERR, p.revents);
+	ASSERT_EQ(POLLIN | POLLERR | POLLHUP, p.revents);
 
 	/* 4096 bytes hold 240 records of 17 bytes; the others are counted. */
 	ASSERT_EQ(0, ioctl(self->fd, KMON_GET_STATS, &st));
@@ -355,9 +401,10 @@ TEST_F(kmon, poll_and_overrun)
 	ASSERT_EQ((__u64)(1000 - KMON_BUFFSIZE_MIN / TEST_REC), st.overruns);
 	ASSERT_EQ(st.records * TEST_REC, st.buffered);
 	ASSERT_EQ(1, poll(&p, 1, 0));
-	ASSERT_EQ(POLLIN, p.revents);
+	ASSERT_EQ(POLLIN | POLLHUP, p.revents);
 	ASSERT_EQ((ssize_t)st.buffered, drain(self->fd, self->buf, 64 << 20));
-	ASSERT_EQ(0, poll(&p, 1, 0));
+	ASSERT_EQ(1, poll(&p, 1, 0));
+	ASSERT_EQ(POLLHUP, p.revents);
 }
 
 static int set_ring_size(const char *v)
@@ -372,21 +419,25 @@ static int set_ring_size(const char *v)
 
 /*
  * The rings refuse what they cannot hold, and count it exactly: with
- * 4 KiB rings (kmon.ring_size, taken by the first open), a burst of
+ * rings of a page (kmon.ring_size, taken by the first open), a burst of
  * 100000 records overflows the task ring between two flushes.
  */
 TEST_F(kmon, ring_overrun_counted)
 {
 	struct kmon_stats before, after;
+	uint64_t none = 0;
+	char page[32];
 	unsigned int logged;
 	int ctx, error;
 	long size = 4 << 20;
 
+	snprintf(page, sizeof(page), "%ld", sysconf(_SC_PAGESIZE));
 	close(self->fd);
-	ASSERT_EQ(0, set_ring_size("4096"));
+	ASSERT_EQ(0, set_ring_size(page));
 	self->fd = open(KMON_DEV, O_RDONLY);
 	ASSERT_EQ(0, set_ring_size("65536"));
 	ASSERT_LE(0, self->fd);
+	ASSERT_EQ(0, ioctl(self->fd, KMON_SET_CLASSES, &none));
 	ASSERT_EQ(0, ioctl(self->fd, KMON_BUFFSIZE, &size));
 	ASSERT_EQ(0, ioctl(self->fd, KMON_GET_STATS, &before));
 	ASSERT_EQ(0ULL, before.ring_records);
@@ -409,12 +460,14 @@ TEST_F(kmon, ring_overrun_counted)
 /* Every started instance receives every record. */
 TEST_F(kmon, two_instances)
 {
+	uint64_t none = 0;
 	unsigned int logged, i, k;
 	int fd2, ctx, error;
 	unsigned char *b2;
 
 	fd2 = open(KMON_DEV, O_RDONLY);
 	ASSERT_LE(0, fd2);
+	ASSERT_EQ(0, ioctl(fd2, KMON_SET_CLASSES, &none));
 	b2 = malloc(1 << 20);
 	ASSERT_NE(NULL, b2);
 	ASSERT_EQ(0, ioctl(self->fd, KMON_START));
@@ -491,6 +544,17 @@ TEST(open_needs_cap_sys_admin)
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	ASSERT_TRUE(WIFEXITED(status));
 	ASSERT_EQ(0, WEXITSTATUS(status));
+	/* Another uid: the mode, 0600 root's, says no first. */
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		if (setresuid(65534, 65534, 65534))
+			_exit(2);
+		_exit(open(KMON_DEV, O_RDONLY) < 0 && errno == EACCES ? 0 : 1);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_EQ(0, WEXITSTATUS(status));
 }
 
 /* The rings exist from the first open to the last close. */
@@ -527,6 +591,269 @@ TEST(ring_lifetime)
 	ASSERT_EQ(0, trigger("task 1", &logged, &ctx, &error));
 	ASSERT_EQ(0U, logged);
 	ASSERT_EQ(-ENODEV, error);
+}
+
+/* ---- Scheduler events ---------------------------------------------- */
+
+#define TRACING		"/sys/kernel/tracing"
+#define SCHED_EV	TRACING "/events/sched/"
+#define PINGS		1000
+
+struct sched_counts {
+	unsigned long long swc;		/* switches between the two PIDs */
+	unsigned long long wak;		/* wakeups of one by the other */
+	unsigned long long que, deq;	/* of either */
+	unsigned long long narrow_big;	/* 2-byte PIDs equal to big & 0xffff */
+	unsigned long long wide;	/* 4-byte-PID blobs naming a PID */
+	unsigned long long other;	/* records of other types */
+};
+
+static bool is_pair(uint32_t a, uint32_t b, pid_t p, pid_t c)
+{
+	return ((pid_t)a == p && (pid_t)b == c) || ((pid_t)a == c && (pid_t)b == p);
+}
+
+/* Decode the records in @buf, counting those about @p and @c. */
+static int count_sched(const unsigned char *buf, size_t len, pid_t p, pid_t c,
+		       struct sched_counts *k)
+{
+	size_t off = 0;
+
+	memset(k, 0, sizeof(*k));
+	while (off < len) {
+		const unsigned char *r = buf + off, *b;
+		size_t hl = KMON_HDR_SIZE + (r[0] == KMON_CPU_EXT ? KMON_CPU_EXT_SIZE : 0);
+		size_t bl;
+		int w;
+		uint32_t a, z;
+
+		if (off + KMON_HDR_SIZE > len)
+			return -1;
+		bl = le(r + 9, 2);
+		if (off + hl + bl > len || !bl)
+			return -1;
+		b = r + hl;
+		off += hl + bl;
+		if (b[0] < KMON_DT_TSKQUEUE || b[0] > KMON_DT_TSKWAKEUP32) {
+			k->other++;
+			continue;
+		}
+		w = b[0] >= KMON_DT_TSKQUEUE32 ? 4 : 2;
+		a = le(b + 1, w);
+		z = bl >= 1 + 2 * (size_t)w ? le(b + 1 + w, w) : 0;
+		if (w == 4 && ((pid_t)a == c || (pid_t)z == c))
+			k->wide++;
+		if (w == 2 && (a == ((uint32_t)c & 0xffff) || z == ((uint32_t)c & 0xffff)) &&
+		    c > 0xffff)
+			k->narrow_big++;
+		switch ((b[0] - 1) % 4 + 1) {
+		case KMON_DT_TSKQUEUE:
+			k->que += (pid_t)a == p || (pid_t)a == c;
+			break;
+		case KMON_DT_TSKDEQUEUE:
+			k->deq += (pid_t)a == p || (pid_t)a == c;
+			break;
+		case KMON_DT_TSKSWITCH:
+			k->swc += is_pair(a, z, p, c);
+			break;
+		case KMON_DT_TSKWAKEUP:
+			k->wak += is_pair(a, z, p, c);
+			break;
+		}
+	}
+	return 0;
+}
+
+static int write_file(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY | O_TRUNC);
+	int ret;
+
+	if (fd < 0)
+		return -errno;
+	ret = write(fd, s, strlen(s)) < 0 ? -errno : 0;
+	close(fd);
+	return ret;
+}
+
+/* The "Hits:" total of an ftrace hist trigger, -1 if none. */
+static long long hist_hits(const char *event)
+{
+	char path[128], line[256];
+	long long hits = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), TRACING "/events/sched/%s/hist", event);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		sscanf(line, " Hits: %lld", &hits);
+	fclose(f);
+	return hits;
+}
+
+/* A hist trigger keyed by fields @a and @b, for the pairs (p, c) and (c, p). */
+static void pair_trigger(char *buf, size_t len, const char *a, const char *b, pid_t p, pid_t c)
+{
+	snprintf(buf, len, "hist:keys=%s,%s if (%s==%d&&%s==%d)||(%s==%d&&%s==%d)",
+		 a, b, a, p, b, c, a, c, b, p);
+}
+
+/*
+ * A child that answers each byte from @in with one on @out, with PID
+ * @tid if not 0 (clone3()'s set_tid, root only).
+ */
+static pid_t ponger(int in, int out, pid_t tid)
+{
+	struct clone_args args = { .exit_signal = SIGCHLD };
+	pid_t pid;
+	char c;
+
+	if (tid) {
+		args.set_tid = (uintptr_t)&tid;
+		args.set_tid_size = 1;
+		pid = syscall(SYS_clone3, &args, sizeof(args));
+	} else {
+		pid = fork();
+	}
+
+	if (pid)
+		return pid;
+	while (read(in, &c, 1) == 1 && c)
+		if (write(out, &c, 1) != 1)
+			break;
+	_exit(0);
+}
+
+static void pin_cpu0(void)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(0, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+}
+
+/*
+ * A ping-pong over two pipes, both tasks on CPU 0, logged by kmon at
+ * its default classes while ftrace's hist triggers count sched_switch
+ * and sched_waking between the same two tasks: the counts must agree,
+ * with nothing lost.
+ */
+static void ping_pong(struct __test_metadata *_metadata, int fd, unsigned char *buf,
+		      bool crosscheck, pid_t tid, pid_t *child, struct sched_counts *k)
+{
+	char trig[256], c = 1;
+	int p2c[2], c2p[2], i, status;
+	long long hits_swc = -1, hits_wak = -1;
+	struct kmon_stats st;
+	ssize_t n;
+	pid_t me = getpid();
+
+	pin_cpu0();
+	ASSERT_EQ(0, pipe(p2c));
+	ASSERT_EQ(0, pipe(c2p));
+	*child = ponger(p2c[0], c2p[1], tid);
+	ASSERT_LT(0, *child);
+	/* One round trip first: the child is then blocked in read(). */
+	ASSERT_EQ(1, write(p2c[1], &c, 1));
+	ASSERT_EQ(1, read(c2p[0], &c, 1));
+	if (crosscheck) {
+		if (access(TRACING "/events", F_OK))
+			mount("nodev", TRACING, "tracefs", 0, NULL);
+		pair_trigger(trig, sizeof(trig), "prev_pid", "next_pid", me, *child);
+		ASSERT_EQ(0, write_file(TRACING "/events/sched/sched_switch/trigger", trig));
+		pair_trigger(trig, sizeof(trig), "common_pid", "pid", me, *child);
+		ASSERT_EQ(0, write_file(TRACING "/events/sched/sched_waking/trigger", trig));
+	}
+	ASSERT_EQ(0, ioctl(fd, KMON_START));
+	for (i = 0; i < PINGS; i++) {
+		ASSERT_EQ(1, write(p2c[1], &c, 1));
+		ASSERT_EQ(1, read(c2p[0], &c, 1));
+	}
+	ASSERT_EQ(0, ioctl(fd, KMON_STOP));
+	if (crosscheck) {
+		hits_swc = hist_hits("sched_switch");
+		hits_wak = hist_hits("sched_waking");
+		write_file(SCHED_EV "sched_switch/trigger", "!hist:keys=prev_pid,next_pid");
+		write_file(SCHED_EV "sched_waking/trigger", "!hist:keys=common_pid,pid");
+	}
+	c = 0;
+	ASSERT_EQ(1, write(p2c[1], &c, 1));
+	ASSERT_EQ(*child, waitpid(*child, &status, 0));
+	close(p2c[0]);
+	close(p2c[1]);
+	close(c2p[0]);
+	close(c2p[1]);
+
+	ASSERT_EQ(0, ioctl(fd, KMON_GET_STATS, &st));
+	ASSERT_EQ(0ULL, st.overruns);
+	ASSERT_EQ(0ULL, st.ring_overruns);
+	n = drain(fd, buf, 64 << 20);
+	ASSERT_LT(0, n);
+	ASSERT_EQ((ssize_t)st.bytes, n);
+	ASSERT_EQ(0, count_sched(buf, n, me, *child, k));
+	TH_LOG("%d round trips between %d and %d: kmon %llu switches, %llu wakeups;",
+	       PINGS, me, *child, k->swc, k->wak);
+	TH_LOG("ftrace %lld switches, %lld wakeups", hits_swc, hits_wak);
+	if (crosscheck) {
+		ASSERT_LT(0, hits_swc);
+		ASSERT_EQ((unsigned long long)hits_swc, k->swc);
+		ASSERT_EQ((unsigned long long)hits_wak, k->wak);
+	}
+	/* Each round trip blocks each task once, at least. */
+	ASSERT_LE(1ULL * PINGS, k->swc);
+	ASSERT_LE(1ULL * PINGS, k->que);
+	ASSERT_LE(1ULL * PINGS, k->deq);
+}
+
+TEST_F(kmon, sched_events_match_ftrace)
+{
+	struct sched_counts k;
+	uint64_t classes = 1ULL << KTR_BIT_SCHED;
+	pid_t child;
+
+	ASSERT_EQ(0, ioctl(self->fd, KMON_SET_CLASSES, &classes));
+	if (access(TRACING "/events/sched/sched_switch/trigger", F_OK) &&
+	    mount("nodev", TRACING, "tracefs", 0, NULL))
+		SKIP(return, "no tracefs: cannot cross-check with ftrace");
+	ping_pong(_metadata, self->fd, self->buf, true, 0, &child, &k);
+	ASSERT_EQ(0ULL, k.wide);
+
+	/* With no class, the same storm logs nothing. */
+	classes = 0;
+	ASSERT_EQ(0, ioctl(self->fd, KMON_SET_CLASSES, &classes));
+	ASSERT_EQ(0, ioctl(self->fd, KMON_START));
+	usleep(20000);
+	ASSERT_EQ(0, ioctl(self->fd, KMON_STOP));
+	ASSERT_EQ(0, drain(self->fd, self->buf, 64 << 20));
+}
+
+/* A PID above 65535 is logged in the 4-byte-PID blobs, never truncated. */
+TEST_F(kmon, sched_big_pid)
+{
+	uint64_t sched = 1ULL << KTR_BIT_SCHED;
+	char old_max[32] = "", path[64];
+	struct sched_counts k;
+	pid_t child;
+	int fd;
+	ssize_t n;
+
+	fd = open("/proc/sys/kernel/pid_max", O_RDONLY);
+	ASSERT_LE(0, fd);
+	n = read(fd, old_max, sizeof(old_max) - 1);
+	close(fd);
+	ASSERT_LT(0, n);
+	ASSERT_EQ(0, write_file("/proc/sys/kernel/pid_max", "100000"));
+	snprintf(path, sizeof(path), "/proc/%d", 70001 & 0xffff);
+	ASSERT_EQ(0, ioctl(self->fd, KMON_SET_CLASSES, &sched));
+	ping_pong(_metadata, self->fd, self->buf, false, 70001, &child, &k);
+	write_file("/proc/sys/kernel/pid_max", old_max);
+	ASSERT_EQ(70001, child);
+	ASSERT_LE(1ULL * PINGS, k.wide);
+	/* No 2-byte PID holds its low bits, unless a task has that PID. */
+	ASSERT_TRUE(!access(path, F_OK) || !k.narrow_big);
 }
 
 TEST_HARNESS_MAIN
