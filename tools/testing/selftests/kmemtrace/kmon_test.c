@@ -122,6 +122,14 @@ static bool have_kmon(void)
 	return access(KMON_DEV, F_OK) == 0 && access(KMON_TRIGGER, F_OK) == 0;
 }
 
+/* Why have_kmon() is false. */
+static const char *no_kmon(void)
+{
+	if (access("/sys/kernel/debug/kmemtrace", F_OK))
+		return "kernel without CONFIG_KMEMTRACE (no debugfs kmemtrace/)";
+	return "kernel without CONFIG_KMON and CONFIG_KMON_SELFTEST";
+}
+
 FIXTURE(kmon) {
 	int fd;
 	unsigned char *buf;
@@ -136,8 +144,7 @@ FIXTURE_SETUP(kmon)
 	if (geteuid())
 		SKIP(return, "needs root");
 	if (!have_kmon())
-		SKIP(return, "no %s or %s: kernel without CONFIG_KMON_SELFTEST", KMON_DEV,
-		     KMON_TRIGGER);
+		SKIP(return, "%s", no_kmon());
 	self->fd = open(KMON_DEV, O_RDONLY);
 	ASSERT_LE(0, self->fd) TH_LOG("open %s: %s", KMON_DEV, strerror(errno));
 	self->buf = malloc(64 << 20);
@@ -530,7 +537,7 @@ TEST(open_needs_cap_sys_admin)
 	if (geteuid())
 		SKIP(return, "needs root");
 	if (!have_kmon())
-		SKIP(return, "no %s: kernel without CONFIG_KMON", KMON_DEV);
+		SKIP(return, "%s", no_kmon());
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (!pid) {
@@ -567,7 +574,7 @@ TEST(ring_lifetime)
 	if (geteuid())
 		SKIP(return, "needs root");
 	if (!have_kmon())
-		SKIP(return, "no %s: kernel without CONFIG_KMON", KMON_DEV);
+		SKIP(return, "%s", no_kmon());
 	ASSERT_EQ(0, state("rings")) TH_LOG("something else has /dev/kmon open");
 	alloc0 = state("rings_allocated");
 	freed0 = state("rings_freed");
@@ -762,6 +769,8 @@ static void ping_pong(struct __test_metadata *_metadata, int fd, unsigned char *
 	if (crosscheck) {
 		if (access(TRACING "/events", F_OK))
 			mount("nodev", TRACING, "tracefs", 0, NULL);
+		/* Hist triggers see only events the ring buffer takes. */
+		ASSERT_EQ(0, write_file(TRACING "/tracing_on", "1"));
 		pair_trigger(trig, sizeof(trig), "prev_pid", "next_pid", me, *child);
 		ASSERT_EQ(0, write_file(TRACING "/events/sched/sched_switch/trigger", trig));
 		pair_trigger(trig, sizeof(trig), "common_pid", "pid", me, *child);

@@ -1,0 +1,378 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kmonlog - capture /dev/kmon records to a file, and the names of the
+ * tasks they mention to pids.dat, as the 2007 kmonlog did. See
+ * Documentation/trace/kmon.rst.
+ *
+ *   kmonlog [-d KDEV] [-b BUFSIZ] [-o OUTFIL] [-t MSTEST] [-m BMAX]
+ *           [-p PIDFIL] [-h]
+ *
+ * It starts an instance, writes whole records to OUTFIL until MSTEST
+ * milliseconds have passed, BMAX bytes were written, or SIGINT/SIGTERM;
+ * then stops the instance, drains what it holds, writes PIDFIL and
+ * reports what was lost.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/kmon.h>
+
+#define KMONLOG_VERSION	"1.0"
+#define READ_SIZE	(4 << 20)
+
+static const char *prog = "kmonlog";
+static sig_atomic_t stop;
+
+static void fatal(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", prog);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(2);
+}
+
+static uint64_t le(const unsigned char *p, int n)
+{
+	uint64_t v = 0;
+
+	while (n--)
+		v = v << 8 | p[n];
+	return v;
+}
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000ULL + ts.tv_nsec / 1000000;
+}
+
+/* ---- Tasks seen, named as soon as they are seen --------------------- */
+
+struct task {
+	uint32_t pid;
+	char *name;
+};
+
+static struct task *tasks;
+static size_t ntasks, tasks_cap;
+
+static char *slurp(const char *file, size_t *len)
+{
+	char *buf = malloc(65537);
+	ssize_t n;
+	int fd;
+
+	if (!buf)
+		fatal("out of memory");
+	fd = open(file, O_RDONLY);
+	if (fd < 0) {
+		free(buf);
+		return NULL;
+	}
+	n = read(fd, buf, 65536);
+	close(fd);
+	if (n < 0) {
+		free(buf);
+		return NULL;
+	}
+	buf[n] = '\0';
+	*len = n;
+	return buf;
+}
+
+/*
+ * The name pids.dat gives @pid: its command line with ';' for each NUL
+ * ("/usr/sbin/gpm;-m;/dev/psaux;"), "[comm]" for a kernel thread (no
+ * command line), "[IDLE]" for 0, "[exited]" if it was gone before it
+ * could be looked at.
+ */
+static char *task_name(uint32_t pid)
+{
+	char file[64], *s;
+	size_t len, i;
+
+	if (!pid)
+		return strdup("[IDLE]");
+	snprintf(file, sizeof(file), "/proc/%u/cmdline", pid);
+	s = slurp(file, &len);
+	if (s && len) {
+		for (i = 0; i < len; i++)
+			if (s[i] == '\0')
+				s[i] = ';';
+		return s;
+	}
+	free(s);
+	snprintf(file, sizeof(file), "/proc/%u/comm", pid);
+	s = slurp(file, &len);
+	if (s && len) {
+		char *n = malloc(len + 3);
+
+		if (!n)
+			fatal("out of memory");
+		s[strcspn(s, "\n")] = '\0';
+		snprintf(n, len + 3, "[%s]", s);
+		free(s);
+		return n;
+	}
+	free(s);
+	return strdup("[exited]");
+}
+
+static void see(uint32_t pid)
+{
+	size_t i;
+
+	for (i = 0; i < ntasks; i++)
+		if (tasks[i].pid == pid)
+			return;
+	if (ntasks == tasks_cap) {
+		tasks_cap = tasks_cap ? 2 * tasks_cap : 256;
+		tasks = realloc(tasks, tasks_cap * sizeof(*tasks));
+		if (!tasks)
+			fatal("out of memory");
+	}
+	tasks[ntasks].pid = pid;
+	tasks[ntasks].name = task_name(pid);
+	if (!tasks[ntasks].name)
+		fatal("out of memory");
+	ntasks++;
+}
+
+static int cmp_task(const void *a, const void *b)
+{
+	const struct task *x = a, *y = b;
+
+	return x->pid < y->pid ? -1 : x->pid > y->pid;
+}
+
+/*
+ * The whole records in @buf (@len bytes, as read() returned them): the
+ * number of bytes of those that fit in @room, noting their PIDs.
+ */
+static size_t scan(const unsigned char *buf, size_t len, uint64_t room)
+{
+	size_t off = 0;
+
+	while (off + KMON_HDR_SIZE <= len) {
+		size_t hl = KMON_HDR_SIZE + (buf[off] == KMON_CPU_EXT ? KMON_CPU_EXT_SIZE : 0);
+		size_t bl = le(buf + off + 9, 2);
+		const unsigned char *b = buf + off + hl;
+		int w;
+
+		if (off + hl + bl > len)
+			fatal("the device returned a partial record at byte %zu of a read", off);
+		if (off + hl + bl > room)
+			break;
+		off += hl + bl;
+		if (!bl || b[0] < KMON_DT_TSKQUEUE || b[0] > KMON_DT_TSKWAKEUP32)
+			continue;
+		w = b[0] >= KMON_DT_TSKQUEUE32 ? 4 : 2;
+		if (bl >= 1 + (size_t)w)
+			see(le(b + 1, w));
+		if (bl >= 1 + 2 * (size_t)w)
+			see(le(b + 1 + w, w));
+	}
+	return off;
+}
+
+static unsigned long long parse_size(const char *opt, const char *s)
+{
+	unsigned long long v;
+	char *end;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (*end == 'k' || *end == 'K')
+		v <<= 10, end++;
+	else if (*end == 'm' || *end == 'M')
+		v <<= 20, end++;
+	else if (*end == 'g' || *end == 'G')
+		v <<= 30, end++;
+	if (*end == 'B' || *end == 'b')
+		end++;
+	if (errno || *end || !*s || !v) {
+		fprintf(stderr, "%s: %s: '%s' is not a size (N, Nk, NM, NG)\n", prog, opt, s);
+		exit(1);
+	}
+	return v;
+}
+
+static const char help_text[] =
+	"Capture /dev/kmon records.\n"
+	"\n"
+	"  -d KDEV   the kmon device (default /dev/kmon)\n"
+	"  -b BUFSIZ the device's buffer size, e.g. 4M (default 1MB)\n"
+	"  -o OUTFIL the output file (default standard output)\n"
+	"  -t MSTEST stop after MSTEST milliseconds (default unlimited)\n"
+	"  -m BMAX   stop after BMAX bytes of records (default unlimited)\n"
+	"  -p PIDFIL write the tasks the records name to PIDFIL (default pids.dat)\n"
+	"  -h        show this help and exit\n"
+	"  -V        show the version and exit\n"
+	"\n"
+	"SIGINT or SIGTERM stops the capture; the records still in the device\n"
+	"are read first. Exit status: 0, 1 if records were lost (the counts\n"
+	"are on standard error), 2 on an error.\n";
+
+static void usage(FILE *f)
+{
+	fprintf(f, "Usage: %s [-d KDEV] [-b BUFSIZ] [-o OUTFIL] [-t MSTEST] [-m BMAX]", prog);
+	fputs(" [-p PIDFIL] [-h]\n", f);
+	fputs(help_text, f);
+}
+
+static void on_signal(int sig)
+{
+	__atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
+}
+
+int main(int argc, char **argv)
+{
+	const char *dev = "/dev/kmon", *out_path = NULL, *pid_path = "pids.dat";
+	unsigned long long ms = 0, bmax = 0, written = 0;
+	long bufsize = KMON_BUFFSIZE_DEFAULT;
+	struct sigaction sa = { .sa_handler = on_signal };
+	struct kmon_stats st;
+	unsigned char *buf;
+	uint64_t deadline = 0, t0;
+	bool draining = false;
+	FILE *out = stdout, *pf;
+	size_t i;
+	int fd, c;
+
+	while ((c = getopt(argc, argv, "d:b:o:t:m:p:hV")) != -1) {
+		switch (c) {
+		case 'd':
+			dev = optarg;
+			break;
+		case 'b':
+			bufsize = parse_size("-b", optarg);
+			break;
+		case 'o':
+			out_path = optarg;
+			break;
+		case 't':
+			ms = parse_size("-t", optarg);
+			break;
+		case 'm':
+			bmax = parse_size("-m", optarg);
+			break;
+		case 'p':
+			pid_path = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		case 'V':
+			printf("%s %s (kmon format %d)\n", prog, KMONLOG_VERSION, KMON_VERSION);
+			return 0;
+		default:
+			usage(stderr);
+			return 1;
+		}
+	}
+	if (optind != argc) {
+		fprintf(stderr, "%s: unexpected argument '%s'\n", prog, argv[optind]);
+		usage(stderr);
+		return 1;
+	}
+
+	fd = open(dev, O_RDONLY);
+	if (fd < 0)
+		fatal("%s: %s", dev, strerror(errno));
+	if (ioctl(fd, KMON_BUFFSIZE, &bufsize))
+		fatal("%s: buffer size %ld: %s (from %ld to %ld bytes)", dev, bufsize,
+		      strerror(errno), KMON_BUFFSIZE_MIN, KMON_BUFFSIZE_MAX);
+	if (out_path) {
+		out = fopen(out_path, "wb");
+		if (!out)
+			fatal("%s: %s", out_path, strerror(errno));
+	}
+	buf = malloc(READ_SIZE);
+	if (!buf)
+		fatal("out of memory");
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+
+	if (ioctl(fd, KMON_START))
+		fatal("%s: start: %s", dev, strerror(errno));
+	t0 = now_ms();
+	if (ms)
+		deadline = t0 + ms;
+	for (;;) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		ssize_t n;
+		size_t keep;
+
+		bool done = __atomic_load_n(&stop, __ATOMIC_RELAXED) ||
+			    (deadline && now_ms() >= deadline) || (bmax && written >= bmax);
+
+		if (!draining && done) {
+			/* Stop: what is logged until now comes to the buffer. */
+			if (ioctl(fd, KMON_STOP))
+				fatal("%s: stop: %s", dev, strerror(errno));
+			draining = true;
+		}
+		if (!draining) {
+			int wait = 200;
+
+			if (deadline && deadline - now_ms() < (uint64_t)wait)
+				wait = deadline > now_ms() ? deadline - now_ms() : 0;
+			if (poll(&p, 1, wait) < 0 && errno != EINTR)
+				fatal("%s: poll: %s", dev, strerror(errno));
+			if (!(p.revents & POLLIN))
+				continue;
+		}
+		n = read(fd, buf, READ_SIZE);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			fatal("%s: read: %s", dev, strerror(errno));
+		}
+		if (!n)
+			break;		/* stopped and drained */
+		keep = scan(buf, n, bmax ? bmax - written : (uint64_t)n);
+		if (keep && fwrite(buf, 1, keep, out) != keep)
+			fatal("%s: %s", out_path ? out_path : "<stdout>", strerror(errno));
+		written += keep;
+		if (bmax && written >= bmax && draining)
+			break;
+	}
+	if (fflush(out) || (out != stdout && fclose(out)))
+		fatal("%s: %s", out_path ? out_path : "<stdout>", strerror(errno));
+	if (ioctl(fd, KMON_GET_STATS, &st))
+		fatal("%s: stats: %s", dev, strerror(errno));
+	close(fd);
+
+	pf = fopen(pid_path, "w");
+	if (!pf)
+		fatal("%s: %s", pid_path, strerror(errno));
+	qsort(tasks, ntasks, sizeof(*tasks), cmp_task);
+	for (i = 0; i < ntasks; i++)
+		fprintf(pf, "%u\t%s\n", tasks[i].pid, tasks[i].name);
+	if (fclose(pf))
+		fatal("%s: %s", pid_path, strerror(errno));
+
+	fprintf(stderr, "%s: %llu bytes in %.3f s, %llu records received; ", prog, written,
+		(now_ms() - t0) / 1000.0, (unsigned long long)st.records);
+	fprintf(stderr, "lost: %llu (buffer full), %llu (rings full)\n",
+		(unsigned long long)st.overruns, (unsigned long long)st.ring_overruns);
+	return st.overruns || st.ring_overruns ? 1 : 0;
+}
