@@ -769,8 +769,10 @@ static void ping_pong(struct __test_metadata *_metadata, int fd, unsigned char *
 	if (crosscheck) {
 		if (access(TRACING "/events", F_OK))
 			mount("nodev", TRACING, "tracefs", 0, NULL);
-		/* Hist triggers see only events the ring buffer takes. */
+		/* Hist triggers see only events the ring buffer takes, of any task. */
 		ASSERT_EQ(0, write_file(TRACING "/tracing_on", "1"));
+		ASSERT_EQ(0, write_file(TRACING "/set_event_pid", ""));
+		ASSERT_EQ(0, write_file(TRACING "/set_event_notrace_pid", ""));
 		pair_trigger(trig, sizeof(trig), "prev_pid", "next_pid", me, *child);
 		ASSERT_EQ(0, write_file(TRACING "/events/sched/sched_switch/trigger", trig));
 		pair_trigger(trig, sizeof(trig), "common_pid", "pid", me, *child);
