@@ -27,7 +27,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <linux/kmon.h>
+#include "kmon_log.h"
+#include "kmt_meta.h"
 
 #define KMONLOG_VERSION	"1.0"
 #define READ_SIZE	(4 << 20)
@@ -47,15 +48,6 @@ static void fatal(const char *fmt, ...)
 	exit(2);
 }
 
-static uint64_t le(const unsigned char *p, int n)
-{
-	uint64_t v = 0;
-
-	while (n--)
-		v = v << 8 | p[n];
-	return v;
-}
-
 static uint64_t now_ms(void)
 {
 	struct timespec ts;
@@ -66,37 +58,15 @@ static uint64_t now_ms(void)
 
 /* ---- Tasks seen, named as soon as they are seen --------------------- */
 
+/* Open addressing by PID: a lookup per PID of every record read. */
 struct task {
 	uint32_t pid;
+	bool used;
 	char *name;
 };
 
 static struct task *tasks;
 static size_t ntasks, tasks_cap;
-
-static char *slurp(const char *file, size_t *len)
-{
-	char *buf = malloc(65537);
-	ssize_t n;
-	int fd;
-
-	if (!buf)
-		fatal("out of memory");
-	fd = open(file, O_RDONLY);
-	if (fd < 0) {
-		free(buf);
-		return NULL;
-	}
-	n = read(fd, buf, 65536);
-	close(fd);
-	if (n < 0) {
-		free(buf);
-		return NULL;
-	}
-	buf[n] = '\0';
-	*len = n;
-	return buf;
-}
 
 /*
  * The name pids.dat gives @pid: its command line with ';' for each NUL
@@ -112,7 +82,7 @@ static char *task_name(uint32_t pid)
 	if (!pid)
 		return strdup("[IDLE]");
 	snprintf(file, sizeof(file), "/proc/%u/cmdline", pid);
-	s = slurp(file, &len);
+	s = kmt_slurp(file, &len);
 	if (s && len) {
 		for (i = 0; i < len; i++)
 			if (s[i] == '\0')
@@ -121,7 +91,7 @@ static char *task_name(uint32_t pid)
 	}
 	free(s);
 	snprintf(file, sizeof(file), "/proc/%u/comm", pid);
-	s = slurp(file, &len);
+	s = kmt_slurp(file, &len);
 	if (s && len) {
 		char *n = malloc(len + 3);
 
@@ -136,30 +106,50 @@ static char *task_name(uint32_t pid)
 	return strdup("[exited]");
 }
 
+static struct task *task_slot(struct task *t, size_t cap, uint32_t pid)
+{
+	size_t i = (pid * 2654435761u) & (cap - 1);
+
+	while (t[i].used && t[i].pid != pid)
+		i = (i + 1) & (cap - 1);
+	return &t[i];
+}
+
 static void see(uint32_t pid)
 {
-	size_t i;
+	struct task *t;
 
-	for (i = 0; i < ntasks; i++)
-		if (tasks[i].pid == pid)
-			return;
-	if (ntasks == tasks_cap) {
-		tasks_cap = tasks_cap ? 2 * tasks_cap : 256;
-		tasks = realloc(tasks, tasks_cap * sizeof(*tasks));
-		if (!tasks)
+	if (2 * (ntasks + 1) > tasks_cap) {
+		size_t i, cap = tasks_cap ? 2 * tasks_cap : 1024;
+		struct task *n = calloc(cap, sizeof(*n));
+
+		if (!n)
 			fatal("out of memory");
+		for (i = 0; i < tasks_cap; i++)
+			if (tasks[i].used)
+				*task_slot(n, cap, tasks[i].pid) = tasks[i];
+		free(tasks);
+		tasks = n;
+		tasks_cap = cap;
 	}
-	tasks[ntasks].pid = pid;
-	tasks[ntasks].name = task_name(pid);
-	if (!tasks[ntasks].name)
+	t = task_slot(tasks, tasks_cap, pid);
+	if (t->used)
+		return;
+	t->used = true;
+	t->pid = pid;
+	t->name = task_name(pid);
+	if (!t->name)
 		fatal("out of memory");
 	ntasks++;
 }
 
+/* Unused slots last, the others by PID. */
 static int cmp_task(const void *a, const void *b)
 {
 	const struct task *x = a, *y = b;
 
+	if (x->used != y->used)
+		return x->used ? -1 : 1;
 	return x->pid < y->pid ? -1 : x->pid > y->pid;
 }
 
@@ -172,23 +162,20 @@ static size_t scan(const unsigned char *buf, size_t len, uint64_t room)
 	size_t off = 0;
 
 	while (off + KMON_HDR_SIZE <= len) {
-		size_t hl = KMON_HDR_SIZE + (buf[off] == KMON_CPU_EXT ? KMON_CPU_EXT_SIZE : 0);
-		size_t bl = le(buf + off + 9, 2);
-		const unsigned char *b = buf + off + hl;
-		int w;
+		size_t hl = kmon_hdr_len(buf + off), bl = kmon_blob_len(buf + off), want;
+		uint32_t a, z;
+		int kind;
 
 		if (off + hl + bl > len)
 			fatal("the device returned a partial record at byte %zu of a read", off);
 		if (off + hl + bl > room)
 			break;
+		if (kmon_sched_blob(buf + off + hl, bl, &kind, &a, &z, &want) && bl == want) {
+			see(a);
+			if (kind >= KMON_DT_TSKSWITCH)
+				see(z);
+		}
 		off += hl + bl;
-		if (!bl || b[0] < KMON_DT_TSKQUEUE || b[0] > KMON_DT_TSKWAKEUP32)
-			continue;
-		w = b[0] >= KMON_DT_TSKQUEUE32 ? 4 : 2;
-		if (bl >= 1 + (size_t)w)
-			see(le(b + 1, w));
-		if (bl >= 1 + 2 * (size_t)w)
-			see(le(b + 1 + w, w));
 	}
 	return off;
 }
@@ -364,7 +351,7 @@ int main(int argc, char **argv)
 	pf = fopen(pid_path, "w");
 	if (!pf)
 		fatal("%s: %s", pid_path, strerror(errno));
-	qsort(tasks, ntasks, sizeof(*tasks), cmp_task);
+	qsort(tasks, tasks_cap, sizeof(*tasks), cmp_task);
 	for (i = 0; i < ntasks; i++)
 		fprintf(pf, "%u\t%s\n", tasks[i].pid, tasks[i].name);
 	if (fclose(pf))

@@ -24,7 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <linux/kmon.h>
+#include "kmon_log.h"
 
 #define KMONPARSE_VERSION	"1.0"
 
@@ -41,15 +41,6 @@ static void fatal(const char *fmt, ...)
 	va_end(ap);
 	fputc('\n', stderr);
 	exit(1);
-}
-
-static uint64_t le(const unsigned char *p, int n)
-{
-	uint64_t v = 0;
-
-	while (n--)
-		v = v << 8 | p[n];
-	return v;
 }
 
 /* ---- pids.dat ------------------------------------------------------ */
@@ -232,30 +223,25 @@ static bool emit(uint32_t cpu, uint64_t ts, uint64_t t0, const unsigned char *b,
 		 uint64_t off)
 {
 	static const char *const ops[] = { NULL, "QUE", "DEQ", "SWC", "WAK" };
-	int type = b[0], kind, w;
-	uint32_t a = 0, z = 0;
+	uint32_t a, z;
 	char label[128];
+	size_t want;
+	int kind;
 
-	if (type == KMON_DT_TEST) {
+	if (b[0] == KMON_DT_TEST) {
 		if (bl < 6)
 			fatal("%s: byte %llu: test blob of %zu bytes, fewer than 6", path,
 			      (unsigned long long)off, bl);
 		if (opt.format == FMT_TEXT)
 			printf("cpu=%u,ts=%lld,op=TST,ctx=%s,seq=%u\n", cpu, rebase(ts, t0),
-			       b[1] < 4 ? ctx_names[b[1]] : "?", (unsigned int)le(b + 2, 4));
+			       b[1] < 4 ? ctx_names[b[1]] : "?", (unsigned int)kmon_le(b + 2, 4));
 		return true;
 	}
-	if (type < KMON_DT_TSKQUEUE || type > KMON_DT_TSKWAKEUP32)
+	if (!kmon_sched_blob(b, bl, &kind, &a, &z, &want))
 		return false;
-	kind = (type - 1) % 4 + 1;
-	w = type >= KMON_DT_TSKQUEUE32 ? 4 : 2;
-	if (bl != 1 + (size_t)w * (kind >= KMON_DT_TSKSWITCH ? 2 : 1))
-		fatal("%s: byte %llu: %s blob of %zu bytes, not %d", path,
-		      (unsigned long long)off, ops[kind], bl,
-		      1 + w * (kind >= KMON_DT_TSKSWITCH ? 2 : 1));
-	a = le(b + 1, w);
-	if (kind >= KMON_DT_TSKSWITCH)
-		z = le(b + 1 + w, w);
+	if (bl != want)
+		fatal("%s: byte %llu: %s blob of %zu bytes, not %zu", path,
+		      (unsigned long long)off, ops[kind], bl, want);
 
 	if (opt.format == FMT_TEXT) {
 		printf("cpu=%u,ts=%lld,op=%s", cpu, rebase(ts, t0), ops[kind]);
@@ -406,8 +392,8 @@ int main(int argc, char **argv)
 			fatal("%s: byte %llu: truncated record header (%zu of %d bytes)", path,
 			      (unsigned long long)off, n, KMON_HDR_SIZE);
 		cpu = rec[0];
-		ts = le(rec + 1, 8);
-		bl = le(rec + 9, 2);
+		ts = kmon_le(rec + 1, 8);
+		bl = kmon_blob_len(rec);
 		if (!bl || bl > KMON_BLOB_MAX)
 			fatal("%s: byte %llu: blob size %zu, not 1 to %d: %s", path,
 			      (unsigned long long)off, bl, KMON_BLOB_MAX,
@@ -416,7 +402,7 @@ int main(int argc, char **argv)
 			if (fread(rec + hl, 1, KMON_CPU_EXT_SIZE, in) != KMON_CPU_EXT_SIZE)
 				fatal("%s: byte %llu: truncated extended CPU field", path,
 				      (unsigned long long)off);
-			cpu = le(rec + hl, 4);
+			cpu = kmon_le(rec + hl, 4);
 			hl += KMON_CPU_EXT_SIZE;
 		}
 		if (fread(rec + hl, 1, bl, in) != bl) {

@@ -35,21 +35,13 @@
 #include <linux/ktr.h>
 
 #include "../kselftest_harness.h"
+#include "../../../kmemtrace/kmon_log.h"
 
 #define KMON_DEV	"/dev/kmon"
 #define KMON_STATE	"/sys/kernel/debug/kmemtrace/kmon"
 #define KMON_TRIGGER	"/sys/kernel/debug/kmemtrace/kmon_selftest"
 /* A KMON_DT_TEST record of the trigger: header, type, context, sequence. */
 #define TEST_REC	(KMON_HDR_SIZE + 6)
-
-static uint64_t le(const unsigned char *p, int n)
-{
-	uint64_t v = 0;
-
-	while (n--)
-		v = v << 8 | p[n];
-	return v;
-}
 
 static uint64_t mono_ns(void)
 {
@@ -319,7 +311,7 @@ TEST_F(kmon, read_semantics)
 	n = read(self->fd, self->buf, TEST_REC + 5);
 	ASSERT_EQ(TEST_REC, n);
 	ASSERT_EQ(KMON_DT_TEST, self->buf[KMON_HDR_SIZE]);
-	ASSERT_EQ(0ULL, le(self->buf + KMON_HDR_SIZE + 2, 4));
+	ASSERT_EQ(0ULL, kmon_le(self->buf + KMON_HDR_SIZE + 2, 4));
 	ASSERT_EQ(-1, read(self->fd, self->buf, TEST_REC - 1));
 	ASSERT_EQ(EINVAL, errno);
 	bad = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -330,8 +322,8 @@ TEST_F(kmon, read_semantics)
 	/* Nothing was consumed by the failed reads. */
 	ASSERT_EQ(0, ioctl(self->fd, KMON_STOP));
 	ASSERT_EQ(2 * TEST_REC, drain(self->fd, self->buf, 64 << 20));
-	ASSERT_EQ(1ULL, le(self->buf + KMON_HDR_SIZE + 2, 4));
-	ASSERT_EQ(2ULL, le(self->buf + TEST_REC + KMON_HDR_SIZE + 2, 4));
+	ASSERT_EQ(1ULL, kmon_le(self->buf + KMON_HDR_SIZE + 2, 4));
+	ASSERT_EQ(2ULL, kmon_le(self->buf + TEST_REC + KMON_HDR_SIZE + 2, 4));
 }
 
 /*
@@ -355,17 +347,17 @@ TEST_F(kmon, record_format)
 	ASSERT_EQ(100 * TEST_REC, drain(self->fd, self->buf, 64 << 20));
 	for (i = 0; i < 100; i++) {
 		const unsigned char *r = self->buf + i * TEST_REC;
-		uint64_t ts = le(r + 1, 8);
+		uint64_t ts = kmon_le(r + 1, 8);
 
 		ASSERT_GT(sysconf(_SC_NPROCESSORS_CONF), r[0]);
 		ASSERT_LE(t0, ts);
 		ASSERT_GE(t1, ts);
 		ASSERT_LE(last, ts);
 		last = ts;
-		ASSERT_EQ(6ULL, le(r + 9, 2));
+		ASSERT_EQ(6ULL, kmon_le(r + 9, 2));
 		ASSERT_EQ(KMON_DT_TEST, r[KMON_HDR_SIZE]);
 		ASSERT_EQ(KMON_CTX_TASK, r[KMON_HDR_SIZE + 1]);
-		ASSERT_EQ(i, le(r + KMON_HDR_SIZE + 2, 4));
+		ASSERT_EQ(i, kmon_le(r + KMON_HDR_SIZE + 2, 4));
 	}
 
 	/* kmon_add_data() rejects empty and oversize blobs. */
@@ -380,7 +372,7 @@ TEST_F(kmon, record_format)
 	ASSERT_EQ(1U, logged);
 	ASSERT_EQ(0, ioctl(self->fd, KMON_STOP));
 	ASSERT_EQ(KMON_HDR_SIZE + 1024, drain(self->fd, self->buf, 64 << 20));
-	ASSERT_EQ(1024ULL, le(self->buf + 9, 2));
+	ASSERT_EQ(1024ULL, kmon_le(self->buf + 9, 2));
 }
 
 /* POLLIN with data; POLLERR from an overrun until KMON_GET_STATS. */
@@ -489,7 +481,7 @@ TEST_F(kmon, two_instances)
 		const unsigned char *b = k ? b2 : self->buf;
 
 		for (i = 0; i < 500; i++)
-			ASSERT_EQ(i, le(b + i * TEST_REC + KMON_HDR_SIZE + 2, 4));
+			ASSERT_EQ(i, kmon_le(b + i * TEST_REC + KMON_HDR_SIZE + 2, 4));
 	}
 	ASSERT_EQ(0, memcmp(self->buf, b2, 500 * TEST_REC));
 	free(b2);
@@ -521,7 +513,7 @@ TEST_F(kmon, irq_and_nmi_context)
 			const unsigned char *b = self->buf + i * TEST_REC + KMON_HDR_SIZE;
 
 			ASSERT_EQ(runs[r].ctx, b[1]);
-			ASSERT_EQ(i, le(b + 2, 4));
+			ASSERT_EQ(i, kmon_le(b + 2, 4));
 		}
 	}
 }
@@ -629,31 +621,30 @@ static int count_sched(const unsigned char *buf, size_t len, pid_t p, pid_t c,
 	memset(k, 0, sizeof(*k));
 	while (off < len) {
 		const unsigned char *r = buf + off, *b;
-		size_t hl = KMON_HDR_SIZE + (r[0] == KMON_CPU_EXT ? KMON_CPU_EXT_SIZE : 0);
-		size_t bl;
-		int w;
+		size_t hl, bl, want;
 		uint32_t a, z;
+		int kind;
 
 		if (off + KMON_HDR_SIZE > len)
 			return -1;
-		bl = le(r + 9, 2);
+		hl = kmon_hdr_len(r);
+		bl = kmon_blob_len(r);
 		if (off + hl + bl > len || !bl)
 			return -1;
 		b = r + hl;
 		off += hl + bl;
-		if (b[0] < KMON_DT_TSKQUEUE || b[0] > KMON_DT_TSKWAKEUP32) {
+		if (!kmon_sched_blob(b, bl, &kind, &a, &z, &want)) {
 			k->other++;
 			continue;
 		}
-		w = b[0] >= KMON_DT_TSKQUEUE32 ? 4 : 2;
-		a = le(b + 1, w);
-		z = bl >= 1 + 2 * (size_t)w ? le(b + 1 + w, w) : 0;
-		if (w == 4 && ((pid_t)a == c || (pid_t)z == c))
+		if (bl != want)
+			return -1;
+		if (b[0] >= KMON_DT_TSKQUEUE32 && ((pid_t)a == c || (pid_t)z == c))
 			k->wide++;
-		if (w == 2 && (a == ((uint32_t)c & 0xffff) || z == ((uint32_t)c & 0xffff)) &&
-		    c > 0xffff)
+		if (b[0] < KMON_DT_TSKQUEUE32 && c > 0xffff &&
+		    (a == ((uint32_t)c & 0xffff) || z == ((uint32_t)c & 0xffff)))
 			k->narrow_big++;
-		switch ((b[0] - 1) % 4 + 1) {
+		switch (kind) {
 		case KMON_DT_TSKQUEUE:
 			k->que += (pid_t)a == p || (pid_t)a == c;
 			break;
@@ -671,7 +662,7 @@ static int count_sched(const unsigned char *buf, size_t len, pid_t p, pid_t c,
 	return 0;
 }
 
-static int write_file(const char *path, const char *s)
+static int write_fikmon_le(const char *path, const char *s)
 {
 	int fd = open(path, O_WRONLY | O_TRUNC);
 	int ret;
@@ -770,13 +761,13 @@ static void ping_pong(struct __test_metadata *_metadata, int fd, unsigned char *
 		if (access(TRACING "/events", F_OK))
 			mount("nodev", TRACING, "tracefs", 0, NULL);
 		/* Hist triggers see only events the ring buffer takes, of any task. */
-		ASSERT_EQ(0, write_file(TRACING "/tracing_on", "1"));
-		ASSERT_EQ(0, write_file(TRACING "/set_event_pid", ""));
-		ASSERT_EQ(0, write_file(TRACING "/set_event_notrace_pid", ""));
+		ASSERT_EQ(0, write_fikmon_le(TRACING "/tracing_on", "1"));
+		ASSERT_EQ(0, write_fikmon_le(TRACING "/set_event_pid", ""));
+		ASSERT_EQ(0, write_fikmon_le(TRACING "/set_event_notrace_pid", ""));
 		pair_trigger(trig, sizeof(trig), "prev_pid", "next_pid", me, *child);
-		ASSERT_EQ(0, write_file(TRACING "/events/sched/sched_switch/trigger", trig));
+		ASSERT_EQ(0, write_fikmon_le(TRACING "/events/sched/sched_switch/trigger", trig));
 		pair_trigger(trig, sizeof(trig), "common_pid", "pid", me, *child);
-		ASSERT_EQ(0, write_file(TRACING "/events/sched/sched_waking/trigger", trig));
+		ASSERT_EQ(0, write_fikmon_le(TRACING "/events/sched/sched_waking/trigger", trig));
 	}
 	ASSERT_EQ(0, ioctl(fd, KMON_START));
 	for (i = 0; i < PINGS; i++) {
@@ -787,8 +778,8 @@ static void ping_pong(struct __test_metadata *_metadata, int fd, unsigned char *
 	if (crosscheck) {
 		hits_swc = hist_hits("sched_switch");
 		hits_wak = hist_hits("sched_waking");
-		write_file(SCHED_EV "sched_switch/trigger", "!hist:keys=prev_pid,next_pid");
-		write_file(SCHED_EV "sched_waking/trigger", "!hist:keys=common_pid,pid");
+		write_fikmon_le(SCHED_EV "sched_switch/trigger", "!hist:keys=prev_pid,next_pid");
+		write_fikmon_le(SCHED_EV "sched_waking/trigger", "!hist:keys=common_pid,pid");
 	}
 	c = 0;
 	ASSERT_EQ(1, write(p2c[1], &c, 1));
@@ -856,11 +847,11 @@ TEST_F(kmon, sched_big_pid)
 	n = read(fd, old_max, sizeof(old_max) - 1);
 	close(fd);
 	ASSERT_LT(0, n);
-	ASSERT_EQ(0, write_file("/proc/sys/kernel/pid_max", "100000"));
+	ASSERT_EQ(0, write_fikmon_le("/proc/sys/kernel/pid_max", "100000"));
 	snprintf(path, sizeof(path), "/proc/%d", 70001 & 0xffff);
 	ASSERT_EQ(0, ioctl(self->fd, KMON_SET_CLASSES, &sched));
 	ping_pong(_metadata, self->fd, self->buf, false, 70001, &child, &k);
-	write_file("/proc/sys/kernel/pid_max", old_max);
+	write_fikmon_le("/proc/sys/kernel/pid_max", old_max);
 	ASSERT_EQ(70001, child);
 	ASSERT_LE(1ULL * PINGS, k.wide);
 	/* No 2-byte PID holds its low bits, unless a task has that PID. */
