@@ -56,4 +56,18 @@ static inline bool kmon_sched_blob(const unsigned char *blob, size_t len, int *k
 	return true;
 }
 
+/*
+ * An allocation blob (KMON_DT_ALLOC, KMON_DT_FREE): its PID and the size
+ * it must have. False if @blob is of another type.
+ */
+static inline bool kmon_alloc_blob(const unsigned char *blob, size_t len, uint32_t *pid,
+				   size_t *want)
+{
+	if (!len || (blob[0] != KMON_DT_ALLOC && blob[0] != KMON_DT_FREE))
+		return false;
+	*want = blob[0] == KMON_DT_ALLOC ? KMON_ALLOC_SIZE : KMON_FREE_SIZE;
+	*pid = len >= 7 ? kmon_le(blob + 3, 4) : 0;
+	return true;
+}
+
 #endif /* KMON_LOG_H */

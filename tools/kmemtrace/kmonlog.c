@@ -174,6 +174,8 @@ static size_t scan(const unsigned char *buf, size_t len, uint64_t room)
 			see(a);
 			if (kind >= KMON_DT_TSKSWITCH)
 				see(z);
+		} else if (kmon_alloc_blob(buf + off + hl, bl, &a, &want) && bl == want) {
+			see(a);
 		}
 		off += hl + bl;
 	}

@@ -218,6 +218,60 @@ static void text_name(const char *field, uint32_t pid)
 	printf(",%s=%s", field, n ? n : "?");
 }
 
+static const char *const alloc_names[] = { "kmalloc", "kmem_cache", "pages" };
+
+/* An allocation or a free that kmemtrace sent to kmon. */
+static void emit_alloc(uint32_t cpu, uint64_t ts, uint64_t t0, const unsigned char *b,
+		       size_t bl, uint64_t off)
+{
+	bool alloc = b[0] == KMON_DT_ALLOC;
+	size_t want = alloc ? KMON_ALLOC_SIZE : KMON_FREE_SIZE;
+	const char *who = b[1] < 3 ? alloc_names[b[1]] : NULL;
+	uint32_t pid = kmon_le(b + 3, 4);
+	unsigned int ctx = b[2];
+	uint64_t cache;
+	char label[128];
+
+	if (bl != want)
+		fatal("%s: byte %llu: %s blob of %zu bytes, not %zu", path,
+		      (unsigned long long)off, alloc ? "ALC" : "FRE", bl, want);
+	if (!who)
+		fatal("%s: byte %llu: allocator %u is not kmalloc (0), kmem_cache (1) or pages (2)",
+		      path, (unsigned long long)off, b[1]);
+	cache = kmon_le(b + (alloc ? 45 : 23), 8);
+	if (opt.format == FMT_TEXT) {
+		printf("cpu=%u,ts=%lld,op=%s,alloc=%s,ctx=%s%s,pid=%u", cpu, rebase(ts, t0),
+		       alloc ? "ALC" : "FRE", who,
+		       ctx & 1 ? "hardirq" : ctx & 2 ? "softirq" : "task", ctx & 4 ? ",bulk" : "",
+		       pid);
+		if (pid)
+			text_name("name", pid);
+		printf(",site=%#llx,ptr=%#llx", (unsigned long long)kmon_le(b + 7, 8),
+		       (unsigned long long)kmon_le(b + 15, 8));
+		if (alloc)
+			printf(",req=%llu,size=%llu,gfp=%#x,node=%d",
+			       (unsigned long long)kmon_le(b + 23, 8),
+			       (unsigned long long)kmon_le(b + 31, 8),
+			       (unsigned int)kmon_le(b + 39, 4), (int16_t)kmon_le(b + 43, 2));
+		if (b[1] != 2)
+			printf(",cache=%llu", (unsigned long long)cache);
+		putchar('\n');
+		return;
+	}
+	track(cpu);
+	task_label(label, sizeof(label), pid);
+	json_next();
+	printf("{ \"ph\": \"i\", \"s\": \"t\", \"pid\": 1, \"tid\": %u, \"ts\": %.3f, ", cpu,
+	       ts / 1000.0);
+	if (alloc)
+		printf("\"name\": \"%s %llu\", ", who, (unsigned long long)kmon_le(b + 31, 8));
+	else
+		printf("\"name\": \"%s free\", ", who);
+	printf("\"args\": { \"task\": \"%s\", \"site\": \"%#llx\", \"ptr\": \"%#llx\" } }",
+	       pid ? label : "(interrupt)", (unsigned long long)kmon_le(b + 7, 8),
+	       (unsigned long long)kmon_le(b + 15, 8));
+}
+
 /* One record; @b is its blob, @bl bytes. Returns false if unknown. */
 static bool emit(uint32_t cpu, uint64_t ts, uint64_t t0, const unsigned char *b, size_t bl,
 		 uint64_t off)
@@ -235,6 +289,10 @@ static bool emit(uint32_t cpu, uint64_t ts, uint64_t t0, const unsigned char *b,
 		if (opt.format == FMT_TEXT)
 			printf("cpu=%u,ts=%lld,op=TST,ctx=%s,seq=%u\n", cpu, rebase(ts, t0),
 			       b[1] < 4 ? ctx_names[b[1]] : "?", (unsigned int)kmon_le(b + 2, 4));
+		return true;
+	}
+	if (b[0] == KMON_DT_ALLOC || b[0] == KMON_DT_FREE) {
+		emit_alloc(cpu, ts, t0, b, bl, off);
 		return true;
 	}
 	if (!kmon_sched_blob(b, bl, &kind, &a, &z, &want))

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * /dev/kmon tests (Documentation/trace/kmon.rst): the ioctl state
- * machine and its bad inputs, read() and poll() semantics, overruns,
- * two instances, the rings' lifetime, and records logged from process,
- * hard interrupt and NMI context through debugfs
- * kmemtrace/kmon_selftest.
+ * machine and its bad inputs, read() and poll() semantics (a blocked
+ * read() woken by a stop from another thread or ended by a signal),
+ * overruns, two instances, the rings' lifetime, records logged from
+ * process, softirq, hard interrupt and NMI context through debugfs
+ * kmemtrace/kmon_selftest, and the scheduler events.
  *
  * Needs root. Skips, saying why, on a kernel without CONFIG_KMON and
  * CONFIG_KMON_SELFTEST.
@@ -13,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -24,6 +26,7 @@
 #include <sys/mount.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -140,7 +143,7 @@ FIXTURE_SETUP(kmon)
 	self->fd = open(KMON_DEV, O_RDONLY);
 	ASSERT_LE(0, self->fd) TH_LOG("open %s: %s", KMON_DEV, strerror(errno));
 	self->buf = malloc(64 << 20);
-	ASSERT_NE(NULL, self->buf);
+	ASSERT_TRUE(!!self->buf);
 	/* A new instance asks for the scheduler; the tests say what they want. */
 	ASSERT_EQ(0, ioctl(self->fd, KMON_GET_CLASSES, &classes));
 	ASSERT_EQ(1ULL << KTR_BIT_SCHED, classes);
@@ -196,7 +199,7 @@ TEST_F(kmon, ioctl_state_machine)
 	ASSERT_EQ(EFAULT, errno);
 	/* Unmapped, not only NULL. */
 	bad = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	ASSERT_NE(MAP_FAILED, bad);
+	ASSERT_TRUE(bad != MAP_FAILED);
 	ASSERT_EQ(-1, ioctl(self->fd, KMON_GET_STATS, bad));
 	ASSERT_EQ(EFAULT, errno);
 	ASSERT_EQ(-1, ioctl(self->fd, KMON_GET_CLASSES, bad));
@@ -315,7 +318,7 @@ TEST_F(kmon, read_semantics)
 	ASSERT_EQ(-1, read(self->fd, self->buf, TEST_REC - 1));
 	ASSERT_EQ(EINVAL, errno);
 	bad = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	ASSERT_NE(MAP_FAILED, bad);
+	ASSERT_TRUE(bad != MAP_FAILED);
 	ASSERT_EQ(-1, read(self->fd, bad, 4096));
 	ASSERT_EQ(EFAULT, errno);
 	munmap(bad, 4096);
@@ -468,7 +471,7 @@ TEST_F(kmon, two_instances)
 	ASSERT_LE(0, fd2);
 	ASSERT_EQ(0, ioctl(fd2, KMON_SET_CLASSES, &none));
 	b2 = malloc(1 << 20);
-	ASSERT_NE(NULL, b2);
+	ASSERT_TRUE(!!b2);
 	ASSERT_EQ(0, ioctl(self->fd, KMON_START));
 	ASSERT_EQ(0, ioctl(fd2, KMON_START));
 	ASSERT_EQ(0, trigger("task 500", &logged, &ctx, &error));
@@ -488,24 +491,29 @@ TEST_F(kmon, two_instances)
 	close(fd2);
 }
 
-/* Records from a hard interrupt, and from an NMI if the guest has one. */
-TEST_F(kmon, irq_and_nmi_context)
+/*
+ * Records from a softirq, a hard interrupt, and an NMI if the guest has
+ * one, each in the ring of its context.
+ */
+TEST_F(kmon, interrupt_contexts)
 {
-	static const struct { const char *cmd; int ctx; } runs[] = {
-		{ "irq 50", KMON_CTX_HARDIRQ }, { "nmi 20", KMON_CTX_NMI },
+	static const struct { const char *cmd; unsigned int n; int ctx; } runs[] = {
+		{ "softirq 50", 50, KMON_CTX_SOFTIRQ },
+		{ "irq 50", 50, KMON_CTX_HARDIRQ },
+		{ "nmi 20", 20, KMON_CTX_NMI },
 	};
 	unsigned int logged, i, r;
 	int ctx, error, ret;
 
-	for (r = 0; r < 2; r++) {
-		unsigned int n = r ? 20 : 50;
+	for (r = 0; r < ARRAY_SIZE(runs); r++) {
+		unsigned int n = runs[r].n;
 
 		ASSERT_EQ(0, ioctl(self->fd, KMON_START));
 		ret = trigger(runs[r].cmd, &logged, &ctx, &error);
 		ASSERT_EQ(0, ioctl(self->fd, KMON_STOP));
-		if (r && (ret == -ETIMEDOUT || ret == -EOPNOTSUPP))
+		if (runs[r].ctx == KMON_CTX_NMI && (ret == -ETIMEDOUT || ret == -EOPNOTSUPP))
 			SKIP(return, "no NMI could be sent to this CPU (%s)", strerror(-ret));
-		ASSERT_EQ(0, ret);
+		ASSERT_EQ(0, ret) TH_LOG("%s: %s", runs[r].cmd, strerror(-ret));
 		ASSERT_EQ(n, logged);
 		ASSERT_EQ(runs[r].ctx, ctx);
 		ASSERT_EQ((ssize_t)n * TEST_REC, drain(self->fd, self->buf, 64 << 20));
@@ -516,6 +524,86 @@ TEST_F(kmon, irq_and_nmi_context)
 			ASSERT_EQ(i, kmon_le(b + 2, 4));
 		}
 	}
+}
+
+struct blocked_read {
+	int fd;
+	unsigned char buf[4096];
+	ssize_t ret;
+	int err;
+	int done;
+};
+
+static void *blocked_reader(void *arg)
+{
+	struct blocked_read *b = arg;
+
+	b->ret = read(b->fd, b->buf, sizeof(b->buf));
+	b->err = errno;
+	__atomic_store_n(&b->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* Up to @ms milliseconds for the reader to return; true if it did. */
+static bool reader_returned(struct blocked_read *b, int ms)
+{
+	while (!__atomic_load_n(&b->done, __ATOMIC_ACQUIRE) && ms-- > 0)
+		usleep(1000);
+	return __atomic_load_n(&b->done, __ATOMIC_ACQUIRE);
+}
+
+/* A read() blocked on a started, empty instance returns 0 when another thread stops it. */
+TEST_F(kmon, stop_wakes_blocked_reader)
+{
+	struct blocked_read b = { .fd = self->fd };
+	pthread_t t;
+
+	ASSERT_EQ(0, ioctl(self->fd, KMON_START));
+	ASSERT_EQ(0, pthread_create(&t, NULL, blocked_reader, &b));
+	ASSERT_FALSE(reader_returned(&b, 300))
+		TH_LOG("read() returned %zd with nothing logged", b.ret);
+	ASSERT_EQ(0, ioctl(self->fd, KMON_STOP));
+	ASSERT_TRUE(reader_returned(&b, 5000)) TH_LOG("KMON_STOP did not wake the reader");
+	ASSERT_EQ(0, pthread_join(t, NULL));
+	ASSERT_EQ(0, b.ret) TH_LOG("read() %zd: %s", b.ret, strerror(b.err));
+}
+
+static void on_alarm(int sig)
+{
+}
+
+/*
+ * A signal whose handler has no SA_RESTART ends a blocked read() and a
+ * blocked poll() with EINTR, and the instance goes on as before.
+ */
+TEST_F(kmon, signal_interrupts_blocked_read)
+{
+	struct itimerval it = { .it_value = { .tv_usec = 200000 } };
+	struct sigaction sa = { .sa_handler = on_alarm }, old;
+	struct pollfd p = { .fd = self->fd, .events = POLLIN };
+	unsigned int logged;
+	int ctx, error;
+	uint64_t t0;
+
+	ASSERT_EQ(0, sigaction(SIGALRM, &sa, &old));
+	ASSERT_EQ(0, ioctl(self->fd, KMON_START));
+
+	t0 = mono_ns();
+	ASSERT_EQ(0, setitimer(ITIMER_REAL, &it, NULL));
+	ASSERT_EQ(-1, read(self->fd, self->buf, 4096));
+	ASSERT_EQ(EINTR, errno);
+	ASSERT_LE(150000000ULL, mono_ns() - t0);
+
+	ASSERT_EQ(0, setitimer(ITIMER_REAL, &it, NULL));
+	ASSERT_EQ(-1, poll(&p, 1, -1));
+	ASSERT_EQ(EINTR, errno);
+
+	ASSERT_EQ(0, trigger("task 2", &logged, &ctx, &error));
+	ASSERT_EQ(2U, logged);
+	ASSERT_EQ(0, ioctl(self->fd, KMON_STOP));
+	ASSERT_EQ(2 * TEST_REC, drain(self->fd, self->buf, 64 << 20));
+	ASSERT_EQ(1ULL, kmon_le(self->buf + TEST_REC + KMON_HDR_SIZE + 2, 4));
+	ASSERT_EQ(0, sigaction(SIGALRM, &old, NULL));
 }
 
 /* Without CAP_SYS_ADMIN, even root cannot open the device. */
@@ -662,7 +750,7 @@ static int count_sched(const unsigned char *buf, size_t len, pid_t p, pid_t c,
 	return 0;
 }
 
-static int write_fikmon_le(const char *path, const char *s)
+static int write_file(const char *path, const char *s)
 {
 	int fd = open(path, O_WRONLY | O_TRUNC);
 	int ret;
@@ -761,13 +849,13 @@ static void ping_pong(struct __test_metadata *_metadata, int fd, unsigned char *
 		if (access(TRACING "/events", F_OK))
 			mount("nodev", TRACING, "tracefs", 0, NULL);
 		/* Hist triggers see only events the ring buffer takes, of any task. */
-		ASSERT_EQ(0, write_fikmon_le(TRACING "/tracing_on", "1"));
-		ASSERT_EQ(0, write_fikmon_le(TRACING "/set_event_pid", ""));
-		ASSERT_EQ(0, write_fikmon_le(TRACING "/set_event_notrace_pid", ""));
+		ASSERT_EQ(0, write_file(TRACING "/tracing_on", "1"));
+		ASSERT_EQ(0, write_file(TRACING "/set_event_pid", ""));
+		ASSERT_EQ(0, write_file(TRACING "/set_event_notrace_pid", ""));
 		pair_trigger(trig, sizeof(trig), "prev_pid", "next_pid", me, *child);
-		ASSERT_EQ(0, write_fikmon_le(TRACING "/events/sched/sched_switch/trigger", trig));
+		ASSERT_EQ(0, write_file(TRACING "/events/sched/sched_switch/trigger", trig));
 		pair_trigger(trig, sizeof(trig), "common_pid", "pid", me, *child);
-		ASSERT_EQ(0, write_fikmon_le(TRACING "/events/sched/sched_waking/trigger", trig));
+		ASSERT_EQ(0, write_file(TRACING "/events/sched/sched_waking/trigger", trig));
 	}
 	ASSERT_EQ(0, ioctl(fd, KMON_START));
 	for (i = 0; i < PINGS; i++) {
@@ -778,8 +866,8 @@ static void ping_pong(struct __test_metadata *_metadata, int fd, unsigned char *
 	if (crosscheck) {
 		hits_swc = hist_hits("sched_switch");
 		hits_wak = hist_hits("sched_waking");
-		write_fikmon_le(SCHED_EV "sched_switch/trigger", "!hist:keys=prev_pid,next_pid");
-		write_fikmon_le(SCHED_EV "sched_waking/trigger", "!hist:keys=common_pid,pid");
+		write_file(SCHED_EV "sched_switch/trigger", "!hist:keys=prev_pid,next_pid");
+		write_file(SCHED_EV "sched_waking/trigger", "!hist:keys=common_pid,pid");
 	}
 	c = 0;
 	ASSERT_EQ(1, write(p2c[1], &c, 1));
@@ -847,15 +935,247 @@ TEST_F(kmon, sched_big_pid)
 	n = read(fd, old_max, sizeof(old_max) - 1);
 	close(fd);
 	ASSERT_LT(0, n);
-	ASSERT_EQ(0, write_fikmon_le("/proc/sys/kernel/pid_max", "100000"));
+	ASSERT_EQ(0, write_file("/proc/sys/kernel/pid_max", "100000"));
 	snprintf(path, sizeof(path), "/proc/%d", 70001 & 0xffff);
 	ASSERT_EQ(0, ioctl(self->fd, KMON_SET_CLASSES, &sched));
 	ping_pong(_metadata, self->fd, self->buf, false, 70001, &child, &k);
-	write_fikmon_le("/proc/sys/kernel/pid_max", old_max);
+	write_file("/proc/sys/kernel/pid_max", old_max);
 	ASSERT_EQ(70001, child);
 	ASSERT_LE(1ULL * PINGS, k.wide);
 	/* No 2-byte PID holds its low bits, unless a task has that PID. */
 	ASSERT_TRUE(!access(path, F_OK) || !k.narrow_big);
+}
+
+#define ALLOC_TRIGGER	"/sys/kernel/debug/kmemtrace/alloc_selftest"
+#define ALLOC_CLASSES	((1ULL << KTR_BIT_KMALLOC) | (1ULL << KTR_BIT_KMEM_CACHE) | \
+			 (1ULL << KTR_BIT_PAGE))
+
+/* kmemtrace's <linux/kmemtrace.h> values the blobs carry. */
+enum { TYPE_KMALLOC, TYPE_CACHE, TYPE_PAGES };
+#define CTX_HARDIRQ	0x01
+#define CTX_SOFTIRQ	0x02
+
+struct ksym {
+	unsigned long long addr;
+	char name[64];
+};
+
+static int cmp_ksym(const void *a, const void *b)
+{
+	const struct ksym *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* The text symbols of /proc/kallsyms, sorted by address. */
+static struct ksym *load_ksyms(size_t *n)
+{
+	FILE *f = fopen("/proc/kallsyms", "r");
+	struct ksym *v = NULL;
+	size_t cap = 0;
+	char line[256];
+
+	*n = 0;
+	if (!f)
+		return NULL;
+	while (fgets(line, sizeof(line), f)) {
+		struct ksym k;
+		char type;
+
+		if (sscanf(line, "%llx %c %63s", &k.addr, &type, k.name) != 3 ||
+		    (type != 't' && type != 'T'))
+			continue;
+		if (*n == cap) {
+			cap = cap ? 2 * cap : 65536;
+			v = realloc(v, cap * sizeof(*v));
+			if (!v)
+				break;
+		}
+		v[(*n)++] = k;
+	}
+	fclose(f);
+	if (v)
+		qsort(v, *n, sizeof(*v), cmp_ksym);
+	return v;
+}
+
+/* The function @addr is in, without a ".constprop.0"-style suffix. */
+static const char *ksym_of(const struct ksym *v, size_t n, unsigned long long addr)
+{
+	static char name[64];
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (v[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return "?";
+	snprintf(name, sizeof(name), "%s", v[lo - 1].name);
+	name[strcspn(name, ".")] = '\0';
+	return name;
+}
+
+/* An allocation blob of a log, decoded. */
+struct alloc_rec {
+	int kind, type, ctx;
+	uint32_t pid;
+	unsigned long long site, ptr, req, size, cache;
+	unsigned int gfp;
+	int node;
+};
+
+/* The KMON_DT_ALLOC and KMON_DT_FREE records of @buf; counts the others. */
+static size_t alloc_records(const unsigned char *buf, size_t len, struct alloc_rec *out,
+			    size_t max, size_t *others)
+{
+	size_t off = 0, n = 0;
+
+	*others = 0;
+	while (off < len) {
+		const unsigned char *b = buf + off + kmon_hdr_len(buf + off);
+		size_t bl = kmon_blob_len(buf + off);
+		struct alloc_rec *r = out + n;
+
+		off = b - buf + bl;
+		if (b[0] != KMON_DT_ALLOC && b[0] != KMON_DT_FREE) {
+			(*others)++;
+			continue;
+		}
+		if (n == max ||
+		    bl != (b[0] == KMON_DT_ALLOC ? KMON_ALLOC_SIZE : KMON_FREE_SIZE))
+			return SIZE_MAX;
+		r->kind = b[0];
+		r->type = b[1];
+		r->ctx = b[2];
+		r->pid = kmon_le(b + 3, 4);
+		r->site = kmon_le(b + 7, 8);
+		r->ptr = kmon_le(b + 15, 8);
+		if (b[0] == KMON_DT_ALLOC) {
+			r->req = kmon_le(b + 23, 8);
+			r->size = kmon_le(b + 31, 8);
+			r->gfp = kmon_le(b + 39, 4);
+			r->node = (int16_t)kmon_le(b + 43, 2);
+			r->cache = kmon_le(b + 45, 8);
+		} else {
+			r->cache = kmon_le(b + 23, 8);
+		}
+		n++;
+	}
+	return n;
+}
+
+/* Run kmemtrace's trigger with @classes; its report and the records. */
+static char *alloc_run(struct __test_metadata *_metadata, int fd, unsigned char *buf,
+		       uint64_t classes, ssize_t *len)
+{
+	static char report[65536];
+	long size = 32L << 20;
+	int tfd;
+	ssize_t n;
+
+	ASSERT_EQ(0, ioctl(fd, KMON_BUFFSIZE, &size));
+	ASSERT_EQ(0, ioctl(fd, KMON_SET_CLASSES, &classes))
+		TH_LOG("KMON_SET_CLASSES %#llx: %s", (unsigned long long)classes,
+		       strerror(errno));
+	ASSERT_EQ(0, ioctl(fd, KMON_START));
+	ASSERT_EQ(0, write_file(ALLOC_TRIGGER, "run"));
+	ASSERT_EQ(0, ioctl(fd, KMON_STOP));
+	*len = drain(fd, buf, 64 << 20);
+	ASSERT_LT(0, *len);
+	tfd = open(ALLOC_TRIGGER, O_RDONLY);
+	ASSERT_LE(0, tfd);
+	n = read(tfd, report, sizeof(report) - 1);
+	close(tfd);
+	ASSERT_LT(0, n);
+	report[n] = '\0';
+	return report;
+}
+
+/*
+ * Allocations routed to kmon (KMON_DT_ALLOC, KMON_DT_FREE): every event
+ * kmemtrace's trigger announces is there, in order, with its allocator,
+ * pointer, sizes, gfp flags, node, context, PID and call site; the
+ * classes select the allocators.
+ */
+TEST_F(kmon, alloc_events)
+{
+	static struct alloc_rec recs[200000];
+	struct ksym *syms;
+	size_t nsyms, nrec, others, next = 0, matched = 0, i;
+	char *report, *line, *save;
+	ssize_t len;
+
+	if (access(ALLOC_TRIGGER, F_OK))
+		SKIP(return, "kernel without CONFIG_KMEMTRACE_ALLOC_SELFTEST");
+	syms = load_ksyms(&nsyms);
+	ASSERT_TRUE(!!syms);
+	ASSERT_LT((size_t)1000, nsyms);
+
+	report = alloc_run(_metadata, self->fd, self->buf, ALLOC_CLASSES, &len);
+	nrec = alloc_records(self->buf, len, recs, ARRAY_SIZE(recs), &others);
+	ASSERT_NE(SIZE_MAX, nrec) TH_LOG("a malformed allocation blob");
+	ASSERT_EQ(0U, others) TH_LOG("records of classes not asked for");
+
+	for (line = strtok_r(report, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		unsigned long long ptr, req = 0, size = 0;
+		unsigned int type, gfp = 0, ctx;
+		char what[8], func[64];
+		int node = 0, kind, fields;
+		uint32_t pid;
+		bool in_irq;
+
+		if (!strncmp(line, "alloc ", 6)) {
+			fields = sscanf(line, "%7s %u %63s %llx %llu %llu %x %d %u", what, &type,
+					func, &ptr, &req, &size, &gfp, &node, &ctx);
+			ASSERT_EQ(9, fields) TH_LOG("line: %s", line);
+			kind = KMON_DT_ALLOC;
+		} else {
+			fields = sscanf(line, "%7s %u %63s %llx %u", what, &type, func, &ptr, &ctx);
+			ASSERT_EQ(5, fields) TH_LOG("line: %s", line);
+			kind = KMON_DT_FREE;
+		}
+		in_irq = ctx & (CTX_HARDIRQ | CTX_SOFTIRQ);
+		pid = in_irq ? 0 : getpid();
+		for (i = next; i < nrec; i++)
+			if (recs[i].kind == kind && recs[i].type == (int)type &&
+			    recs[i].ptr == ptr && recs[i].pid == pid &&
+			    (!in_irq || !strcmp(func, ksym_of(syms, nsyms, recs[i].site))))
+				break;
+		ASSERT_LT(i, nrec) TH_LOG("no record for \"%s\"", line);
+		next = i + 1;
+		matched++;
+		EXPECT_EQ(ctx, (unsigned int)recs[i].ctx) TH_LOG("context of \"%s\"", line);
+		if (strcmp(func, "*"))
+			EXPECT_STREQ(func, ksym_of(syms, nsyms, recs[i].site))
+				TH_LOG("call site of \"%s\"", line);
+		/* A cache id for kmem_cache events, none for pages. */
+		if (type != TYPE_KMALLOC)
+			EXPECT_EQ(type == TYPE_PAGES, recs[i].cache == 0)
+				TH_LOG("cache of \"%s\"", line);
+		if (kind == KMON_DT_ALLOC) {
+			EXPECT_EQ(req, recs[i].req) TH_LOG("\"%s\"", line);
+			EXPECT_EQ(size, recs[i].size) TH_LOG("\"%s\"", line);
+			EXPECT_EQ(gfp, recs[i].gfp) TH_LOG("\"%s\"", line);
+			EXPECT_EQ(node, recs[i].node) TH_LOG("\"%s\"", line);
+		}
+	}
+	ASSERT_LT((size_t)10, matched);
+	TH_LOG("%zu announced events found among %zu allocation records", matched, nrec);
+
+	/* KTR_KMALLOC alone: kmalloc events, and none of the others. */
+	report = alloc_run(_metadata, self->fd, self->buf, 1ULL << KTR_BIT_KMALLOC, &len);
+	nrec = alloc_records(self->buf, len, recs, ARRAY_SIZE(recs), &others);
+	ASSERT_NE(SIZE_MAX, nrec);
+	ASSERT_EQ(0U, others);
+	ASSERT_LT((size_t)0, nrec);
+	for (i = 0; i < nrec; i++)
+		ASSERT_EQ(TYPE_KMALLOC, recs[i].type) TH_LOG("record %zu", i);
+	free(syms);
 }
 
 TEST_HARNESS_MAIN
