@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "../kselftest_harness.h"
+#include "ksyms.h"
 #include "../../../kmemtrace/kmt_events.h"
 
 #define KMT_DIR		"/sys/kernel/debug/kmemtrace"
@@ -114,75 +115,6 @@ static int __printf(1, 2) run(const char *fmt, ...)
 	va_end(ap);
 	st = system(cmd);
 	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
-/* Text symbols of a capture's kallsyms, sorted by address. */
-struct sym {
-	unsigned long long addr;
-	char name[128];
-};
-
-static int cmp_sym(const void *a, const void *b)
-{
-	const struct sym *x = a, *y = b;
-
-	return x->addr < y->addr ? -1 : x->addr > y->addr;
-}
-
-static struct sym *load_syms(const char *path, size_t *n)
-{
-	char *text = read_file(path, NULL), *line, *save;
-	struct sym *syms = NULL;
-	size_t cap = 0;
-
-	*n = 0;
-	if (!text)
-		return NULL;
-	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		char type, name[128];
-		unsigned long long addr;
-
-		if (sscanf(line, "%llx %c %127s", &addr, &type, name) != 3 ||
-		    (type != 't' && type != 'T'))
-			continue;
-		if (*n == cap) {
-			cap = cap ? cap * 2 : 65536;
-			syms = realloc(syms, cap * sizeof(*syms));
-			if (!syms)
-				break;
-		}
-		syms[*n].addr = addr;
-		snprintf(syms[*n].name, sizeof(syms[*n].name), "%s", name);
-		(*n)++;
-	}
-	free(text);
-	if (syms)
-		qsort(syms, *n, sizeof(*syms), cmp_sym);
-	return syms;
-}
-
-/* The function holding @addr, without a .constprop/.isra suffix. */
-static const char *resolve(const struct sym *syms, size_t n, unsigned long long addr,
-			   char *buf, size_t len)
-{
-	size_t lo = 0, hi = n;
-	char *dot;
-
-	while (hi - lo > 1) {
-		size_t mid = (lo + hi) / 2;
-
-		if (syms[mid].addr <= addr)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	if (!n || syms[lo].addr > addr)
-		return "?";
-	snprintf(buf, len, "%s", syms[lo].name);
-	dot = strchr(buf, '.');
-	if (dot)
-		*dot = '\0';
-	return buf;
 }
 
 /* A line of a capture's caches file: id, object size, size, name. */

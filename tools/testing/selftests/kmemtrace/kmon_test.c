@@ -39,6 +39,7 @@
 
 #include "../kselftest_harness.h"
 #include "../../../kmemtrace/kmon_log.h"
+#include "ksyms.h"
 
 #define KMON_DEV	"/dev/kmon"
 #define KMON_STATE	"/sys/kernel/debug/kmemtrace/kmon"
@@ -955,71 +956,6 @@ enum { TYPE_KMALLOC, TYPE_CACHE, TYPE_PAGES };
 #define CTX_HARDIRQ	0x01
 #define CTX_SOFTIRQ	0x02
 
-struct ksym {
-	unsigned long long addr;
-	char name[64];
-};
-
-static int cmp_ksym(const void *a, const void *b)
-{
-	const struct ksym *x = a, *y = b;
-
-	return x->addr < y->addr ? -1 : x->addr > y->addr;
-}
-
-/* The text symbols of /proc/kallsyms, sorted by address. */
-static struct ksym *load_ksyms(size_t *n)
-{
-	FILE *f = fopen("/proc/kallsyms", "r");
-	struct ksym *v = NULL;
-	size_t cap = 0;
-	char line[256];
-
-	*n = 0;
-	if (!f)
-		return NULL;
-	while (fgets(line, sizeof(line), f)) {
-		struct ksym k;
-		char type;
-
-		if (sscanf(line, "%llx %c %63s", &k.addr, &type, k.name) != 3 ||
-		    (type != 't' && type != 'T'))
-			continue;
-		if (*n == cap) {
-			cap = cap ? 2 * cap : 65536;
-			v = realloc(v, cap * sizeof(*v));
-			if (!v)
-				break;
-		}
-		v[(*n)++] = k;
-	}
-	fclose(f);
-	if (v)
-		qsort(v, *n, sizeof(*v), cmp_ksym);
-	return v;
-}
-
-/* The function @addr is in, without a ".constprop.0"-style suffix. */
-static const char *ksym_of(const struct ksym *v, size_t n, unsigned long long addr)
-{
-	static char name[64];
-	size_t lo = 0, hi = n;
-
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-
-		if (v[mid].addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (!lo)
-		return "?";
-	snprintf(name, sizeof(name), "%s", v[lo - 1].name);
-	name[strcspn(name, ".")] = '\0';
-	return name;
-}
-
 /* An allocation blob of a log, decoded. */
 struct alloc_rec {
 	int kind, type, ctx;
@@ -1105,14 +1041,15 @@ static char *alloc_run(struct __test_metadata *_metadata, int fd, unsigned char 
 TEST_F(kmon, alloc_events)
 {
 	static struct alloc_rec recs[200000];
-	struct ksym *syms;
+	struct sym *syms;
+	char buf[128];
 	size_t nsyms, nrec, others, next = 0, matched = 0, i;
 	char *report, *line, *save;
 	ssize_t len;
 
 	if (access(ALLOC_TRIGGER, F_OK))
 		SKIP(return, "kernel without CONFIG_KMEMTRACE_ALLOC_SELFTEST");
-	syms = load_ksyms(&nsyms);
+	syms = load_syms("/proc/kallsyms", &nsyms);
 	ASSERT_TRUE(!!syms);
 	ASSERT_LT((size_t)1000, nsyms);
 
@@ -1144,14 +1081,15 @@ TEST_F(kmon, alloc_events)
 		for (i = next; i < nrec; i++)
 			if (recs[i].kind == kind && recs[i].type == (int)type &&
 			    recs[i].ptr == ptr && recs[i].pid == pid &&
-			    (!in_irq || !strcmp(func, ksym_of(syms, nsyms, recs[i].site))))
+			    (!in_irq ||
+			     !strcmp(func, resolve(syms, nsyms, recs[i].site, buf, sizeof(buf)))))
 				break;
 		ASSERT_LT(i, nrec) TH_LOG("no record for \"%s\"", line);
 		next = i + 1;
 		matched++;
 		EXPECT_EQ(ctx, (unsigned int)recs[i].ctx) TH_LOG("context of \"%s\"", line);
 		if (strcmp(func, "*"))
-			EXPECT_STREQ(func, ksym_of(syms, nsyms, recs[i].site))
+			EXPECT_STREQ(func, resolve(syms, nsyms, recs[i].site, buf, sizeof(buf)))
 				TH_LOG("call site of \"%s\"", line);
 		/* A cache id for kmem_cache events, none for pages. */
 		if (type != TYPE_KMALLOC)
