@@ -152,6 +152,9 @@ static void json_next(void)
 }
 
 /* Per CPU: the task running since the last switch, for Perfetto. */
+/* The highest CPU number believed: the per-CPU tables stay small. */
+#define KMONPARSE_CPU_MAX	((1 << 20) - 1)
+
 struct cpu_track {
 	bool seen, running;
 	uint32_t pid;
@@ -462,6 +465,11 @@ int main(int argc, char **argv)
 				      (unsigned long long)off);
 			cpu = kmon_le(rec + hl, 4);
 			hl += KMON_CPU_EXT_SIZE;
+			/* The kernel extends only from 255; no kernel has a million CPUs. */
+			if (cpu < KMON_CPU_EXT || cpu > KMONPARSE_CPU_MAX)
+				fatal("%s: byte %llu: extended CPU %u, not %d to %d: a corrupt log",
+				      path, (unsigned long long)off, cpu, KMON_CPU_EXT,
+				      KMONPARSE_CPU_MAX);
 		}
 		if (fread(rec + hl, 1, bl, in) != bl) {
 			size_t swapped = (bl >> 8) | (bl & 0xff) << 8;

@@ -423,11 +423,13 @@ static int set_ring_size(const char *v)
 /*
  * The rings refuse what they cannot hold, and count it exactly: with
  * rings of a page (kmon.ring_size, taken by the first open), a burst of
- * 100000 records overflows the task ring between two flushes.
+ * 100000 records overflows the task ring between two flushes. poll()
+ * says POLLERR from the next flush until KMON_GET_STATS reports them.
  */
 TEST_F(kmon, ring_overrun_counted)
 {
-	struct kmon_stats before, after;
+	struct kmon_stats before, mid, after;
+	struct pollfd p = { .events = POLLIN };
 	uint64_t none = 0;
 	char page[32];
 	unsigned int logged;
@@ -440,6 +442,7 @@ TEST_F(kmon, ring_overrun_counted)
 	self->fd = open(KMON_DEV, O_RDONLY);
 	ASSERT_EQ(0, set_ring_size("65536"));
 	ASSERT_LE(0, self->fd);
+	p.fd = self->fd;
 	ASSERT_EQ(0, ioctl(self->fd, KMON_SET_CLASSES, &none));
 	ASSERT_EQ(0, ioctl(self->fd, KMON_BUFFSIZE, &size));
 	ASSERT_EQ(0, ioctl(self->fd, KMON_GET_STATS, &before));
@@ -447,7 +450,23 @@ TEST_F(kmon, ring_overrun_counted)
 	ASSERT_EQ(0ULL, before.ring_overruns);
 	ASSERT_EQ(0, ioctl(self->fd, KMON_START));
 	ASSERT_EQ(0, trigger("task 100000", &logged, &ctx, &error));
+	/*
+	 * A flush after the burst finds the ring's overruns: POLLERR, as for
+	 * the buffer's (asked for nothing else, poll() waits for it).
+	 */
+	p.events = 0;
+	ASSERT_EQ(1, poll(&p, 1, 2000));
+	ASSERT_EQ(POLLERR, p.revents);
+	p.events = POLLIN;
+	ASSERT_EQ(0, ioctl(self->fd, KMON_GET_STATS, &mid));
+	ASSERT_EQ(100000 - logged, mid.ring_overruns);
+	/* Reported: no POLLERR, through later flushes and the stop. */
+	usleep(50000);
+	ASSERT_EQ(1, poll(&p, 1, 0));
+	ASSERT_EQ(0, p.revents & POLLERR);
 	ASSERT_EQ(0, ioctl(self->fd, KMON_STOP));
+	ASSERT_EQ(1, poll(&p, 1, 0));
+	ASSERT_EQ(0, p.revents & POLLERR);
 	ASSERT_EQ(0, ioctl(self->fd, KMON_GET_STATS, &after));
 	TH_LOG("100000 records in one burst: %u logged, %llu refused by the ring", logged,
 	       (unsigned long long)after.ring_overruns);
@@ -551,6 +570,29 @@ static bool reader_returned(struct blocked_read *b, int ms)
 	while (!__atomic_load_n(&b->done, __ATOMIC_ACQUIRE) && ms-- > 0)
 		usleep(1000);
 	return __atomic_load_n(&b->done, __ATOMIC_ACQUIRE);
+}
+
+/*
+ * A read() blocked on a started, empty instance returns the record the
+ * next periodic flush brings, with every CPU idle meanwhile.
+ */
+TEST_F(kmon, record_wakes_blocked_reader)
+{
+	struct blocked_read b = { .fd = self->fd };
+	unsigned int logged;
+	int ctx, error;
+	pthread_t t;
+
+	ASSERT_EQ(0, ioctl(self->fd, KMON_START));
+	ASSERT_EQ(0, pthread_create(&t, NULL, blocked_reader, &b));
+	ASSERT_FALSE(reader_returned(&b, 300))
+		TH_LOG("read() returned %zd with nothing logged", b.ret);
+	ASSERT_EQ(0, trigger("task 1", &logged, &ctx, &error));
+	ASSERT_EQ(1U, logged);
+	ASSERT_TRUE(reader_returned(&b, 2000)) TH_LOG("no flush within 2 s woke the reader");
+	ASSERT_EQ(0, pthread_join(t, NULL));
+	ASSERT_EQ(TEST_REC, b.ret) TH_LOG("read() %zd: %s", b.ret, strerror(b.err));
+	ASSERT_EQ(0, ioctl(self->fd, KMON_STOP));
 }
 
 /* A read() blocked on a started, empty instance returns 0 when another thread stops it. */
@@ -813,6 +855,34 @@ static pid_t ponger(int in, int out, pid_t tid)
 	_exit(0);
 }
 
+/*
+ * Wait until @pid sleeps (state S in /proc/PID/stat): blocked in read(),
+ * it cannot be switched to until written to. False after 5 s.
+ */
+static bool wait_sleeping(pid_t pid)
+{
+	char path[64], buf[256], *p;
+	int i, fd;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	for (i = 0; i < 5000; i++, usleep(1000)) {
+		fd = open(path, O_RDONLY);
+		if (fd < 0)
+			return false;
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (n <= 0)
+			return false;
+		buf[n] = 0;
+		/* The state follows the command name's closing parenthesis. */
+		p = strrchr(buf, ')');
+		if (p && p[1] == ' ' && p[2] == 'S')
+			return true;
+	}
+	return false;
+}
+
 static void pin_cpu0(void)
 {
 	cpu_set_t set;
@@ -858,11 +928,18 @@ static void ping_pong(struct __test_metadata *_metadata, int fd, unsigned char *
 		pair_trigger(trig, sizeof(trig), "common_pid", "pid", me, *child);
 		ASSERT_EQ(0, write_file(TRACING "/events/sched/sched_waking/trigger", trig));
 	}
+	/*
+	 * ftrace counts from before the start to after the stop: the child
+	 * sleeps at both, so no switch between the two can fall outside
+	 * kmon's window (the stop itself sleeps, in synchronize_rcu()).
+	 */
+	ASSERT_TRUE(wait_sleeping(*child));
 	ASSERT_EQ(0, ioctl(fd, KMON_START));
 	for (i = 0; i < PINGS; i++) {
 		ASSERT_EQ(1, write(p2c[1], &c, 1));
 		ASSERT_EQ(1, read(c2p[0], &c, 1));
 	}
+	ASSERT_TRUE(wait_sleeping(*child));
 	ASSERT_EQ(0, ioctl(fd, KMON_STOP));
 	if (crosscheck) {
 		hits_swc = hist_hits("sched_switch");
@@ -945,6 +1022,173 @@ TEST_F(kmon, sched_big_pid)
 	ASSERT_LE(1ULL * PINGS, k.wide);
 	/* No 2-byte PID holds its low bits, unless a task has that PID. */
 	ASSERT_TRUE(!access(path, F_OK) || !k.narrow_big);
+}
+
+#define FLUSH_MS	"/sys/module/kmon/parameters/flush_ms"
+
+/*
+ * An instance started when none was receives nothing logged before its
+ * start: not what was logged, and never flushed, before the last started
+ * instance was closed. With flushes 1 s apart, the record logged just
+ * before the close is still in its ring at the next start. Time stamps
+ * are CLOCK_MONOTONIC's, here as in the kernel.
+ */
+TEST_F(kmon, start_receives_nothing_older)
+{
+	char old_ms[16] = "";
+	unsigned int logged;
+	int fd, ctx, error;
+	uint64_t t0;
+	size_t off = 0;
+	ssize_t n;
+
+	fd = open(FLUSH_MS, O_RDONLY);
+	ASSERT_LE(0, fd);
+	n = read(fd, old_ms, sizeof(old_ms) - 1);
+	close(fd);
+	ASSERT_LT(0, n);
+	ASSERT_EQ(0, write_file(FLUSH_MS, "1000"));
+
+	fd = open(KMON_DEV, O_RDONLY);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, ioctl(fd, KMON_START));
+	/* The start's own flush is behind it: the next is 1 s away. */
+	ASSERT_EQ(0, trigger("task 3", &logged, &ctx, &error));
+	ASSERT_EQ(3U, logged);
+	close(fd);
+
+	t0 = mono_ns();
+	ASSERT_EQ(0, ioctl(self->fd, KMON_START));
+	ASSERT_EQ(0, trigger("task 1", &logged, &ctx, &error));
+	ASSERT_EQ(0, ioctl(self->fd, KMON_STOP));
+	write_file(FLUSH_MS, old_ms);
+	n = drain(self->fd, self->buf, 64 << 20);
+	while (off < (size_t)n) {
+		ASSERT_LE(t0, kmon_le(self->buf + off + 1, 8))
+			TH_LOG("a record logged before the start, at offset %zu", off);
+		off += kmon_hdr_len(self->buf + off) + kmon_blob_len(self->buf + off);
+	}
+	ASSERT_EQ(TEST_REC, n);
+}
+
+/* Spin for @ns nanoseconds. */
+static void spin_ns(uint64_t ns)
+{
+	uint64_t end = mono_ns() + ns;
+
+	while (mono_ns() < end)
+		;
+}
+
+/* A child pinned to CPU 0 that runs for @ms, sleeping @sleep_us every 2 ms if not 0. */
+static pid_t churner(int ms, int sleep_us)
+{
+	uint64_t end;
+	pid_t pid = fork();
+
+	if (pid)
+		return pid;
+	pin_cpu0();
+	end = mono_ns() + ms * 1000000ULL;
+	while (mono_ns() < end) {
+		spin_ns(2000000);
+		if (sleep_us)
+			usleep(sleep_us);
+	}
+	_exit(0);
+}
+
+/* A QUE or DEQ record of one task. */
+struct qd_rec {
+	uint64_t ts;
+	uint32_t pid;
+	int kind;
+};
+
+static int qd_cmp(const void *a, const void *b)
+{
+	const struct qd_rec *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	if (x->ts != y->ts)
+		return x->ts < y->ts ? -1 : 1;
+	return 0;
+}
+
+/*
+ * A task is enqueued when it becomes runnable and dequeued when it stops
+ * being runnable: per task and in time order, QUE and DEQ alternate,
+ * whatever the scheduler does meanwhile. A task that sleeps while it is
+ * behind its fair share stays queued as "delayed" (DELAY_DEQUEUE): its
+ * later removal, a migration while it sleeps, or a change of its class
+ * must not log a second DEQ, nor a QUE. Here a task sleeps every 2 ms
+ * on a CPU shared with a spinner, while it is moved between the CPUs and
+ * between SCHED_FIFO and SCHED_OTHER.
+ */
+TEST_F(kmon, queue_dequeue_alternate)
+{
+	uint64_t sched = 1ULL << KTR_BIT_SCHED, end;
+	struct sched_param fifo = { .sched_priority = 1 }, other = { 0 };
+	size_t nr = 0, max = 1 << 20, off = 0, i, bad = 0, deq = 0;
+	struct qd_rec *q;
+	cpu_set_t set;
+	pid_t sleeper, spinner;
+	int status, moves = 0, ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	ssize_t n;
+
+	q = calloc(max, sizeof(*q));
+	ASSERT_TRUE(!!q);
+	ASSERT_EQ(0, ioctl(self->fd, KMON_SET_CLASSES, &sched));
+	ASSERT_EQ(0, ioctl(self->fd, KMON_START));
+	spinner = churner(1500, 0);
+	sleeper = churner(1500, 300);
+	ASSERT_LT(0, spinner);
+	ASSERT_LT(0, sleeper);
+	for (end = mono_ns() + 1200000000ULL; mono_ns() < end; moves++) {
+		usleep(1000);
+		CPU_ZERO(&set);
+		CPU_SET(ncpu > 1 && moves % 2 ? 1 : 0, &set);
+		sched_setaffinity(sleeper, sizeof(set), &set);
+		if (moves % 3 == 0)
+			sched_setscheduler(sleeper, moves % 2 ? SCHED_OTHER : SCHED_FIFO,
+					   moves % 2 ? &other : &fifo);
+	}
+	ASSERT_EQ(sleeper, waitpid(sleeper, &status, 0));
+	ASSERT_EQ(spinner, waitpid(spinner, &status, 0));
+	ASSERT_EQ(0, ioctl(self->fd, KMON_STOP));
+	n = drain(self->fd, self->buf, 64 << 20);
+	ASSERT_LT(0, n);
+
+	while (off < (size_t)n) {
+		const unsigned char *r = self->buf + off, *b = r + kmon_hdr_len(r);
+		size_t bl = kmon_blob_len(r), want;
+		uint32_t a, z;
+		int kind;
+
+		off = b - self->buf + bl;
+		if (!kmon_sched_blob(b, bl, &kind, &a, &z, &want) ||
+		    (kind != KMON_DT_TSKQUEUE && kind != KMON_DT_TSKDEQUEUE) ||
+		    ((pid_t)a != sleeper && (pid_t)a != spinner))
+			continue;
+		ASSERT_GT(max, nr);
+		q[nr].ts = kmon_le(r + 1, 8);
+		q[nr].pid = a;
+		q[nr++].kind = kind;
+	}
+	qsort(q, nr, sizeof(*q), qd_cmp);
+	for (i = 0; i < nr; i++) {
+		deq += q[i].kind == KMON_DT_TSKDEQUEUE && q[i].pid == (uint32_t)sleeper;
+		if (i && q[i].pid == q[i - 1].pid && q[i].kind == q[i - 1].kind && bad++ < 5)
+			TH_LOG("pid %u: two %s in a row, at %llu and %llu ns", q[i].pid,
+			       q[i].kind == KMON_DT_TSKQUEUE ? "QUE" : "DEQ",
+			       (unsigned long long)q[i - 1].ts, (unsigned long long)q[i].ts);
+	}
+	TH_LOG("%zu QUE/DEQ records of the two tasks, %zu sleeps, %d moves", nr, deq, moves);
+	free(q);
+	/* It slept every 2 ms of its 1.5 s, at least a hundred times. */
+	ASSERT_LE(100U, deq);
+	ASSERT_EQ(0U, bad);
 }
 
 #define ALLOC_TRIGGER	"/sys/kernel/debug/kmemtrace/alloc_selftest"
