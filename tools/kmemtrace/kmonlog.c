@@ -16,6 +16,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <poll.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -106,6 +107,17 @@ static char *task_name(uint32_t pid)
 	return strdup("[exited]");
 }
 
+/* A name is one field of one line: no tab, newline or other control. */
+static char *task_name_clean(uint32_t pid)
+{
+	char *s = task_name(pid), *c;
+
+	for (c = s; c && *c; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			*c = '?';
+	return s;
+}
+
 static struct task *task_slot(struct task *t, size_t cap, uint32_t pid)
 {
 	size_t i = (pid * 2654435761u) & (cap - 1);
@@ -137,7 +149,7 @@ static void see(uint32_t pid)
 		return;
 	t->used = true;
 	t->pid = pid;
-	t->name = task_name(pid);
+	t->name = task_name_clean(pid);
 	if (!t->name)
 		fatal("out of memory");
 	ntasks++;
@@ -153,13 +165,18 @@ static int cmp_task(const void *a, const void *b)
 	return x->pid < y->pid ? -1 : x->pid > y->pid;
 }
 
+/* Records read but not written, past -m's limit, once it is reached. */
+static unsigned long long past_records, past_bytes;
+static bool limit_hit;
+
 /*
  * The whole records in @buf (@len bytes, as read() returned them): the
- * number of bytes of those that fit in @room, noting their PIDs.
+ * number of bytes of those that fit in @room, noting their PIDs; the
+ * others are counted as past the limit.
  */
 static size_t scan(const unsigned char *buf, size_t len, uint64_t room)
 {
-	size_t off = 0;
+	size_t off = 0, end;
 
 	while (off + KMON_HDR_SIZE <= len) {
 		size_t hl = kmon_hdr_len(buf + off), bl = kmon_blob_len(buf + off), want;
@@ -168,8 +185,13 @@ static size_t scan(const unsigned char *buf, size_t len, uint64_t room)
 
 		if (off + hl + bl > len)
 			fatal("the device returned a partial record at byte %zu of a read", off);
-		if (off + hl + bl > room)
+		if (off + hl + bl > room) {
+			limit_hit = true;
+			for (end = off; end < len; past_records++)
+				end += kmon_hdr_len(buf + end) + kmon_blob_len(buf + end);
+			past_bytes += len - off;
 			break;
+		}
 		if (kmon_sched_blob(buf + off + hl, bl, &kind, &a, &z, &want) && bl == want) {
 			see(a);
 			if (kind >= KMON_DT_TSKSWITCH)
@@ -187,19 +209,40 @@ static unsigned long long parse_size(const char *opt, const char *s)
 	unsigned long long v;
 	char *end;
 
+	int shift = 0;
+
 	errno = 0;
 	v = strtoull(s, &end, 10);
 	if (*end == 'k' || *end == 'K')
-		v <<= 10, end++;
+		shift = 10, end++;
 	else if (*end == 'm' || *end == 'M')
-		v <<= 20, end++;
+		shift = 20, end++;
 	else if (*end == 'g' || *end == 'G')
-		v <<= 30, end++;
+		shift = 30, end++;
 	if (*end == 'B' || *end == 'b')
 		end++;
-	if (errno || *end || !*s || !v) {
+	if (v > ULLONG_MAX >> shift)
+		errno = ERANGE;
+	v <<= shift;
+	/* strtoull() takes "-1" as a huge number: not here. */
+	if (errno || *end || !*s || !v || strchr(s, '-')) {
 		fprintf(stderr, "%s: %s: '%s' is not a size (N, Nk, NM, NG)\n", prog, opt, s);
-		exit(1);
+		exit(2);
+	}
+	return v;
+}
+
+static unsigned long long parse_ms(const char *s)
+{
+	unsigned long long v;
+	char *end;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || *end || !*s || !v || strchr(s, '-')) {
+		fprintf(stderr, "%s: -t: '%s' is not a number of milliseconds above 0\n",
+			prog, s);
+		exit(2);
 	}
 	return v;
 }
@@ -218,13 +261,24 @@ static const char help_text[] =
 	"\n"
 	"SIGINT or SIGTERM stops the capture; the records still in the device\n"
 	"are read first. Exit status: 0, 1 if records were lost (the counts\n"
-	"are on standard error), 2 on an error.\n";
+	"are on standard error), 2 on an error or a bad option.\n";
 
 static void usage(FILE *f)
 {
 	fprintf(f, "Usage: %s [-d KDEV] [-b BUFSIZ] [-o OUTFIL] [-t MSTEST] [-m BMAX]", prog);
 	fputs(" [-p PIDFIL] [-h]\n", f);
 	fputs(help_text, f);
+}
+
+/* Once per overrun: a warning now; the totals come at the end. */
+static void report_loss(int fd, const char *dev)
+{
+	struct kmon_stats st;
+
+	if (ioctl(fd, KMON_GET_STATS, &st))
+		fatal("%s: stats: %s", dev, strerror(errno));
+	fprintf(stderr, "%s: records lost so far: %llu (buffer full), %llu (rings full)\n",
+		prog, (unsigned long long)st.overruns, (unsigned long long)st.ring_overruns);
 }
 
 static void on_signal(int sig)
@@ -258,7 +312,7 @@ int main(int argc, char **argv)
 			out_path = optarg;
 			break;
 		case 't':
-			ms = parse_size("-t", optarg);
+			ms = parse_ms(optarg);
 			break;
 		case 'm':
 			bmax = parse_size("-m", optarg);
@@ -274,13 +328,13 @@ int main(int argc, char **argv)
 			return 0;
 		default:
 			usage(stderr);
-			return 1;
+			return 2;
 		}
 	}
 	if (optind != argc) {
 		fprintf(stderr, "%s: unexpected argument '%s'\n", prog, argv[optind]);
 		usage(stderr);
-		return 1;
+		return 2;
 	}
 
 	fd = open(dev, O_RDONLY);
@@ -297,8 +351,11 @@ int main(int argc, char **argv)
 	buf = malloc(READ_SIZE);
 	if (!buf)
 		fatal("out of memory");
+	/* No SA_RESTART: a signal ends a blocked read() or poll() at once. */
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	/* A closed pipe is a write error, reported, not a silent death. */
+	signal(SIGPIPE, SIG_IGN);
 
 	if (ioctl(fd, KMON_START))
 		fatal("%s: start: %s", dev, strerror(errno));
@@ -311,7 +368,7 @@ int main(int argc, char **argv)
 		size_t keep;
 
 		bool done = __atomic_load_n(&stop, __ATOMIC_RELAXED) ||
-			    (deadline && now_ms() >= deadline) || (bmax && written >= bmax);
+			    (deadline && now_ms() >= deadline) || limit_hit;
 
 		if (!draining && done) {
 			/* Stop: what is logged until now comes to the buffer. */
@@ -326,6 +383,12 @@ int main(int argc, char **argv)
 				wait = deadline > now_ms() ? deadline - now_ms() : 0;
 			if (poll(&p, 1, wait) < 0 && errno != EINTR)
 				fatal("%s: poll: %s", dev, strerror(errno));
+			/*
+			 * Records lost: POLLERR stays until the counts are read,
+			 * which they are here (the total comes at the end).
+			 */
+			if (p.revents & POLLERR)
+				report_loss(fd, dev);
 			if (!(p.revents & POLLIN))
 				continue;
 		}
@@ -341,8 +404,6 @@ int main(int argc, char **argv)
 		if (keep && fwrite(buf, 1, keep, out) != keep)
 			fatal("%s: %s", out_path ? out_path : "<stdout>", strerror(errno));
 		written += keep;
-		if (bmax && written >= bmax && draining)
-			break;
 	}
 	if (fflush(out) || (out != stdout && fclose(out)))
 		fatal("%s: %s", out_path ? out_path : "<stdout>", strerror(errno));
@@ -363,5 +424,8 @@ int main(int argc, char **argv)
 		(now_ms() - t0) / 1000.0, (unsigned long long)st.records);
 	fprintf(stderr, "lost: %llu (buffer full), %llu (rings full)\n",
 		(unsigned long long)st.overruns, (unsigned long long)st.ring_overruns);
+	if (past_records)
+		fprintf(stderr, "%s: %llu records (%llu bytes) past -m %llu not written\n",
+			prog, past_records, past_bytes, bmax);
 	return st.overruns || st.ring_overruns ? 1 : 0;
 }

@@ -61,19 +61,54 @@ static int cmp_pidname(const void *a, const void *b)
 }
 
 /*
- * "PID<TAB>COMMAND" lines; the name shown is the command up to its
- * first ';' (the arguments follow), with ',' and '=' made '_' so that
- * the text lines stay easy to split.
+ * The length of the valid UTF-8 sequence at @p (strict: no overlong
+ * forms, surrogates or code points above U+10FFFF), 0 if there is none.
+ */
+static size_t utf8_len(const unsigned char *p)
+{
+	unsigned char lo = 0x80, hi = 0xbf;
+	size_t n, i;
+
+	if (p[0] < 0x80)
+		return 1;
+	if (p[0] >= 0xc2 && p[0] <= 0xdf)
+		n = 2;
+	else if (p[0] >= 0xe0 && p[0] <= 0xef)
+		n = 3;
+	else if (p[0] >= 0xf0 && p[0] <= 0xf4)
+		n = 4;
+	else
+		return 0;
+	if (p[0] == 0xe0)
+		lo = 0xa0;
+	else if (p[0] == 0xed)
+		hi = 0x9f;
+	else if (p[0] == 0xf0)
+		lo = 0x90;
+	else if (p[0] == 0xf4)
+		hi = 0x8f;
+	for (i = 1; i < n; i++, lo = 0x80, hi = 0xbf)
+		if (p[i] < lo || p[i] > hi)
+			return 0;
+	return n;
+}
+
+/*
+ * "PID<TAB>COMMAND" lines, of any length; the name shown is the command
+ * up to its first ';' (the arguments follow), with ',' and '=' made '_'
+ * so that the text lines stay easy to split, '"' and '\\' too, and
+ * control characters and bytes that are not UTF-8 made '?', so that it
+ * is a JSON string as it is.
  */
 static void load_pids(const char *file)
 {
-	char line[4096];
-	size_t cap = 0, lineno = 0;
+	char *line = NULL;
+	size_t cap = 0, lineno = 0, linecap = 0, n;
 	FILE *f = fopen(file, "r");
 
 	if (!f)
 		fatal("%s: %s", file, strerror(errno));
-	while (fgets(line, sizeof(line), f)) {
+	while (getline(&line, &linecap, f) >= 0) {
 		char *tab = strchr(line, '\t'), *end, *p;
 		unsigned long pid;
 
@@ -91,15 +126,24 @@ static void load_pids(const char *file)
 				fatal("out of memory");
 		}
 		tab[1 + strcspn(tab + 1, ";")] = '\0';
-		for (p = tab + 1; *p; p++)
+		for (p = tab + 1; *p; p += n) {
+			n = utf8_len((unsigned char *)p);
 			if (*p == ',' || *p == '=' || *p == '"' || *p == '\\')
 				*p = '_';
+			else if ((unsigned char)*p < 0x20 || *p == 0x7f || !n)
+				*p = '?';
+			if (!n)
+				n = 1;
+		}
 		names[nnames].pid = pid;
 		names[nnames].name = strdup(tab + 1);
 		if (!names[nnames].name)
 			fatal("out of memory");
 		nnames++;
 	}
+	if (ferror(f))
+		fatal("%s: %s", file, strerror(errno));
+	free(line);
 	fclose(f);
 	qsort(names, nnames, sizeof(*names), cmp_pidname);
 }
@@ -195,7 +239,7 @@ static void close_slice(uint32_t cpu, struct cpu_track *t, uint64_t ts)
 	task_label(label, sizeof(label), t->pid);
 	json_next();
 	printf("{ \"ph\": \"X\", \"pid\": 1, \"tid\": %u, \"ts\": %.3f, \"dur\": %.3f, ", cpu,
-	       t->since / 1000.0, (ts - t->since) / 1000.0);
+	       t->since / 1000.0, (ts > t->since ? ts - t->since : 0) / 1000.0);
 	printf("\"name\": \"%s\", \"args\": { \"pid\": %u } }", label, t->pid);
 	t->running = false;
 }
@@ -499,6 +543,8 @@ int main(int argc, char **argv)
 		printf("\"args\": { \"name\": \"kmon: CPUs\" } }");
 		printf("\n  ]\n}\n");
 	}
+	if (fflush(stdout) || ferror(stdout))
+		fatal("<stdout>: %s", strerror(errno ? errno : EIO));
 	if (unknown)
 		fprintf(stderr, "%s: %llu of %llu records of unknown blob types skipped\n", prog,
 			unknown, records);

@@ -95,11 +95,34 @@ static void write_file(const char *path, const char *val)
 
 #define SCHED_EVENTS	"/sys/kernel/tracing/events/sched/"
 
+static bool ftrace_on;
+
 /* ftrace's sched_switch and sched_wakeup events, on ("1") or off ("0"). */
 static void ftrace_events(const char *val)
 {
+	ftrace_on = true;	/* until both are known to be off */
 	write_file(SCHED_EVENTS "sched_switch/enable", val);
 	write_file(SCHED_EVENTS "sched_wakeup/enable", val);
+	ftrace_on = *val != '0';
+}
+
+/* An exit on an error does not leave the events on for the next test. */
+static void event_off(const char *path)
+{
+	int fd = open(path, O_WRONLY);
+
+	if (fd < 0 || write(fd, "0", 1) != 1)
+		fprintf(stderr, "kmon_storm: could not turn %s off\n", path);
+	if (fd >= 0)
+		close(fd);
+}
+
+static void ftrace_off_at_exit(void)
+{
+	if (!ftrace_on)
+		return;
+	event_off(SCHED_EVENTS "sched_switch/enable");
+	event_off(SCHED_EVENTS "sched_wakeup/enable");
 }
 
 /* What the reader thread counted in one kmon run. */
@@ -220,6 +243,7 @@ static int bench(long n, int rounds)
 	if (!t[OFF] || !t[KMON] || !t[FTRACE] || !added[0] || !added[1] || !ratio)
 		die("calloc");
 	write_file("/sys/kernel/tracing/tracing_on", "1");
+	atexit(ftrace_off_at_exit);
 	ftrace_events("0");
 	roundtrips(n);		/* warm up */
 	for (r = 0; r < rounds; r++) {

@@ -126,6 +126,77 @@ static const char *no_kmon(void)
 	return "kernel without CONFIG_KMON and CONFIG_KMON_SELFTEST";
 }
 
+static int write_file(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY | O_TRUNC);
+	int ret;
+
+	if (fd < 0)
+		return -errno;
+	ret = write(fd, s, strlen(s)) < 0 ? -errno : 0;
+	close(fd);
+	return ret;
+}
+
+/* Settings a test changed: the teardown puts them back, even after a failure. */
+static struct {
+	const char *path;
+	char val[64];
+} saved[8];
+static unsigned int nr_saved;
+
+/* Write @val to @path, its value saved first for restore_saved(). */
+static int set_saved(const char *path, const char *val)
+{
+	int fd = open(path, O_RDONLY);
+	ssize_t n;
+
+	if (fd < 0 || nr_saved == ARRAY_SIZE(saved))
+		return -1;
+	n = read(fd, saved[nr_saved].val, sizeof(saved[0].val) - 1);
+	close(fd);
+	if (n < 0)
+		return -1;
+	saved[nr_saved].val[n] = '\0';
+	saved[nr_saved++].path = path;
+	return write_file(path, val);
+}
+
+#define TRACING		"/sys/kernel/tracing"
+#define SCHED_EV	TRACING "/events/sched/"
+
+/*
+ * ping_pong()'s ftrace hist triggers, "!" and the trigger as it was set
+ * (a removal matches the filter too): the teardown removes them.
+ */
+static struct {
+	const char *file;
+	char cmd[1 + 256];	/* "!" and ping_pong()'s trig[] */
+} hist[2];
+
+static void restore_saved(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < 2; i++)
+		if (hist[i].file) {
+			write_file(hist[i].file, hist[i].cmd);
+			hist[i].file = NULL;
+		}
+	while (nr_saved) {
+		nr_saved--;
+		write_file(saved[nr_saved].path, saved[nr_saved].val);
+	}
+}
+
+/* Set the hist trigger @trig on @file, and have restore_saved() remove it. */
+static int set_hist(int i, const char *file, const char *trig)
+{
+	snprintf(hist[i].cmd, sizeof(hist[i].cmd), "!%s", trig);
+	hist[i].file = file;
+	return write_file(file, trig);
+}
+
 FIXTURE(kmon) {
 	int fd;
 	unsigned char *buf;
@@ -154,6 +225,7 @@ FIXTURE_SETUP(kmon)
 
 FIXTURE_TEARDOWN(kmon)
 {
+	restore_saved();
 	if (self->fd >= 0)
 		close(self->fd);
 	free(self->buf);
@@ -410,15 +482,7 @@ TEST_F(kmon, poll_and_overrun)
 	ASSERT_EQ(POLLHUP, p.revents);
 }
 
-static int set_ring_size(const char *v)
-{
-	int fd = open("/sys/module/kmon/parameters/ring_size", O_WRONLY);
-	int ret = fd < 0 || write(fd, v, strlen(v)) < 0 ? -errno : 0;
-
-	if (fd >= 0)
-		close(fd);
-	return ret;
-}
+#define RING_SIZE	"/sys/module/kmon/parameters/ring_size"
 
 /*
  * The rings refuse what they cannot hold, and count it exactly: with
@@ -438,9 +502,9 @@ TEST_F(kmon, ring_overrun_counted)
 
 	snprintf(page, sizeof(page), "%ld", sysconf(_SC_PAGESIZE));
 	close(self->fd);
-	ASSERT_EQ(0, set_ring_size(page));
+	ASSERT_EQ(0, set_saved(RING_SIZE, page));
 	self->fd = open(KMON_DEV, O_RDONLY);
-	ASSERT_EQ(0, set_ring_size("65536"));
+	restore_saved();
 	ASSERT_LE(0, self->fd);
 	p.fd = self->fd;
 	ASSERT_EQ(0, ioctl(self->fd, KMON_SET_CLASSES, &none));
@@ -564,10 +628,12 @@ static void *blocked_reader(void *arg)
 	return NULL;
 }
 
-/* Up to @ms milliseconds for the reader to return; true if it did. */
+/* Up to @ms milliseconds, by the clock, for the reader to return; true if it did. */
 static bool reader_returned(struct blocked_read *b, int ms)
 {
-	while (!__atomic_load_n(&b->done, __ATOMIC_ACQUIRE) && ms-- > 0)
+	uint64_t end = mono_ns() + ms * 1000000ULL;
+
+	while (!__atomic_load_n(&b->done, __ATOMIC_ACQUIRE) && mono_ns() < end)
 		usleep(1000);
 	return __atomic_load_n(&b->done, __ATOMIC_ACQUIRE);
 }
@@ -725,8 +791,6 @@ TEST(ring_lifetime)
 
 /* ---- Scheduler events ---------------------------------------------- */
 
-#define TRACING		"/sys/kernel/tracing"
-#define SCHED_EV	TRACING "/events/sched/"
 #define PINGS		1000
 
 struct sched_counts {
@@ -791,18 +855,6 @@ static int count_sched(const unsigned char *buf, size_t len, pid_t p, pid_t c,
 		}
 	}
 	return 0;
-}
-
-static int write_file(const char *path, const char *s)
-{
-	int fd = open(path, O_WRONLY | O_TRUNC);
-	int ret;
-
-	if (fd < 0)
-		return -errno;
-	ret = write(fd, s, strlen(s)) < 0 ? -errno : 0;
-	close(fd);
-	return ret;
 }
 
 /* The "Hits:" total of an ftrace hist trigger, -1 if none. */
@@ -920,13 +972,13 @@ static void ping_pong(struct __test_metadata *_metadata, int fd, unsigned char *
 		if (access(TRACING "/events", F_OK))
 			mount("nodev", TRACING, "tracefs", 0, NULL);
 		/* Hist triggers see only events the ring buffer takes, of any task. */
-		ASSERT_EQ(0, write_file(TRACING "/tracing_on", "1"));
-		ASSERT_EQ(0, write_file(TRACING "/set_event_pid", ""));
-		ASSERT_EQ(0, write_file(TRACING "/set_event_notrace_pid", ""));
+		ASSERT_EQ(0, set_saved(TRACING "/tracing_on", "1"));
+		ASSERT_EQ(0, set_saved(TRACING "/set_event_pid", ""));
+		ASSERT_EQ(0, set_saved(TRACING "/set_event_notrace_pid", ""));
 		pair_trigger(trig, sizeof(trig), "prev_pid", "next_pid", me, *child);
-		ASSERT_EQ(0, write_file(TRACING "/events/sched/sched_switch/trigger", trig));
+		ASSERT_EQ(0, set_hist(0, SCHED_EV "sched_switch/trigger", trig));
 		pair_trigger(trig, sizeof(trig), "common_pid", "pid", me, *child);
-		ASSERT_EQ(0, write_file(TRACING "/events/sched/sched_waking/trigger", trig));
+		ASSERT_EQ(0, set_hist(1, SCHED_EV "sched_waking/trigger", trig));
 	}
 	/*
 	 * ftrace counts from before the start to after the stop: the child
@@ -944,8 +996,7 @@ static void ping_pong(struct __test_metadata *_metadata, int fd, unsigned char *
 	if (crosscheck) {
 		hits_swc = hist_hits("sched_switch");
 		hits_wak = hist_hits("sched_waking");
-		write_file(SCHED_EV "sched_switch/trigger", "!hist:keys=prev_pid,next_pid");
-		write_file(SCHED_EV "sched_waking/trigger", "!hist:keys=common_pid,pid");
+		restore_saved();
 	}
 	c = 0;
 	ASSERT_EQ(1, write(p2c[1], &c, 1));
@@ -1002,22 +1053,15 @@ TEST_F(kmon, sched_events_match_ftrace)
 TEST_F(kmon, sched_big_pid)
 {
 	uint64_t sched = 1ULL << KTR_BIT_SCHED;
-	char old_max[32] = "", path[64];
 	struct sched_counts k;
+	char path[64];
 	pid_t child;
-	int fd;
-	ssize_t n;
 
-	fd = open("/proc/sys/kernel/pid_max", O_RDONLY);
-	ASSERT_LE(0, fd);
-	n = read(fd, old_max, sizeof(old_max) - 1);
-	close(fd);
-	ASSERT_LT(0, n);
-	ASSERT_EQ(0, write_file("/proc/sys/kernel/pid_max", "100000"));
+	ASSERT_EQ(0, set_saved("/proc/sys/kernel/pid_max", "100000"));
 	snprintf(path, sizeof(path), "/proc/%d", 70001 & 0xffff);
 	ASSERT_EQ(0, ioctl(self->fd, KMON_SET_CLASSES, &sched));
 	ping_pong(_metadata, self->fd, self->buf, false, 70001, &child, &k);
-	write_file("/proc/sys/kernel/pid_max", old_max);
+	restore_saved();
 	ASSERT_EQ(70001, child);
 	ASSERT_LE(1ULL * PINGS, k.wide);
 	/* No 2-byte PID holds its low bits, unless a task has that PID. */
@@ -1035,19 +1079,13 @@ TEST_F(kmon, sched_big_pid)
  */
 TEST_F(kmon, start_receives_nothing_older)
 {
-	char old_ms[16] = "";
 	unsigned int logged;
 	int fd, ctx, error;
 	uint64_t t0;
 	size_t off = 0;
 	ssize_t n;
 
-	fd = open(FLUSH_MS, O_RDONLY);
-	ASSERT_LE(0, fd);
-	n = read(fd, old_ms, sizeof(old_ms) - 1);
-	close(fd);
-	ASSERT_LT(0, n);
-	ASSERT_EQ(0, write_file(FLUSH_MS, "1000"));
+	ASSERT_EQ(0, set_saved(FLUSH_MS, "1000"));
 
 	fd = open(KMON_DEV, O_RDONLY);
 	ASSERT_LE(0, fd);
@@ -1061,7 +1099,7 @@ TEST_F(kmon, start_receives_nothing_older)
 	ASSERT_EQ(0, ioctl(self->fd, KMON_START));
 	ASSERT_EQ(0, trigger("task 1", &logged, &ctx, &error));
 	ASSERT_EQ(0, ioctl(self->fd, KMON_STOP));
-	write_file(FLUSH_MS, old_ms);
+	restore_saved();
 	n = drain(self->fd, self->buf, 64 << 20);
 	while (off < (size_t)n) {
 		ASSERT_LE(t0, kmon_le(self->buf + off + 1, 8))
