@@ -965,9 +965,16 @@ static void ping_pong(struct __test_metadata *_metadata, int fd, unsigned char *
 	ASSERT_EQ(0, pipe(c2p));
 	*child = ponger(p2c[0], c2p[1], tid);
 	ASSERT_LT(0, *child);
-	/* One round trip first: the child is then blocked in read(). */
+	/*
+	 * One round trip first, then wait until the child is blocked in
+	 * read(): ftrace counts from before kmon's start to after its stop,
+	 * and with the child asleep at both ends no switch between the two
+	 * can fall outside kmon's window (the stop itself sleeps, in
+	 * synchronize_rcu(), but then the child cannot run).
+	 */
 	ASSERT_EQ(1, write(p2c[1], &c, 1));
 	ASSERT_EQ(1, read(c2p[0], &c, 1));
+	ASSERT_TRUE(wait_sleeping(*child));
 	if (crosscheck) {
 		if (access(TRACING "/events", F_OK))
 			mount("nodev", TRACING, "tracefs", 0, NULL);
@@ -980,12 +987,6 @@ static void ping_pong(struct __test_metadata *_metadata, int fd, unsigned char *
 		pair_trigger(trig, sizeof(trig), "common_pid", "pid", me, *child);
 		ASSERT_EQ(0, set_hist(1, SCHED_EV "sched_waking/trigger", trig));
 	}
-	/*
-	 * ftrace counts from before the start to after the stop: the child
-	 * sleeps at both, so no switch between the two can fall outside
-	 * kmon's window (the stop itself sleeps, in synchronize_rcu()).
-	 */
-	ASSERT_TRUE(wait_sleeping(*child));
 	ASSERT_EQ(0, ioctl(fd, KMON_START));
 	for (i = 0; i < PINGS; i++) {
 		ASSERT_EQ(1, write(p2c[1], &c, 1));
