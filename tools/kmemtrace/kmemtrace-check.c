@@ -27,6 +27,7 @@
 
 #include "kmt_events.h"
 #include "kmt_meta.h"
+#include "kmt_msg.h"
 
 #define MAX_ERRORS	20
 
@@ -43,17 +44,7 @@ struct seen {
 static struct seen *seen;
 static size_t nseen, seen_cap;
 
-static void die(int status, const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "%s: ", prog);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(status);
-}
+#define die(status, ...)	kmt_die(prog, status, __VA_ARGS__)
 
 static void corrupt(const char *fmt, ...)
 {
@@ -61,11 +52,9 @@ static void corrupt(const char *fmt, ...)
 
 	if (nerrors++ >= MAX_ERRORS)
 		return;
-	fprintf(stderr, "%s: ", prog);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	kmt_vwarn(prog, fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 }
 
 static void read_meta(const char *dir, struct kmt_meta *m)

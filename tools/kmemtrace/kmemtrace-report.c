@@ -30,6 +30,7 @@
 
 #include "kmt_events.h"
 #include "kmt_meta.h"
+#include "kmt_msg.h"
 
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 #define READ_CHUNK	(1024 * 1024)
@@ -37,18 +38,7 @@
 
 static const char *prog = "kmemtrace-report";
 
-static void die(int status, const char *fmt, ...)
-{
-	va_list ap;
-
-	fflush(stdout);
-	fprintf(stderr, "%s: ", prog);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(status);
-}
+#define die(status, ...)	kmt_die(prog, status, __VA_ARGS__)
 
 static void *xcalloc(size_t n, size_t size)
 {

@@ -35,6 +35,7 @@
 
 #include "kmt_events.h"
 #include "kmt_meta.h"
+#include "kmt_msg.h"
 
 #define MAX_CPUS	1024
 #define READ_SIZE	(256 * 1024)
@@ -75,11 +76,9 @@ static void fatal(const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "%s: ", prog);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	kmt_vwarn(prog, fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 	/* Do not leave the kernel tracing for a capture that is gone. */
 	if (enabled_dir) {
 		const char *dir = enabled_dir;

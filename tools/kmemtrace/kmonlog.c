@@ -30,6 +30,7 @@
 
 #include "kmon_log.h"
 #include "kmt_meta.h"
+#include "kmt_msg.h"
 
 #define KMONLOG_VERSION	"1.0"
 #define READ_SIZE	(4 << 20)
@@ -37,17 +38,8 @@
 static const char *prog = "kmonlog";
 static sig_atomic_t stop;
 
-static void fatal(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "%s: ", prog);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(2);
-}
+/* Exit status 2: an error (1 is for records lost). */
+#define fatal(...)	kmt_die(prog, 2, __VA_ARGS__)
 
 static uint64_t now_ms(void)
 {

@@ -25,23 +25,14 @@
 #include <string.h>
 
 #include "kmon_log.h"
+#include "kmt_msg.h"
 
 #define KMONPARSE_VERSION	"1.0"
 
 static const char *prog = "kmonparse";
 static const char *path = "<stdin>";
 
-static void fatal(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "%s: ", prog);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(1);
-}
+#define fatal(...)	kmt_die(prog, 1, __VA_ARGS__)
 
 /* ---- pids.dat ------------------------------------------------------ */
 

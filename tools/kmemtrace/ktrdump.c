@@ -27,6 +27,8 @@
 #include <linux/compiler.h>
 #include <linux/ktr.h>
 
+#include "kmt_msg.h"
+
 #define KTRDUMP_VERSION	"1.0"
 #define LIVE_DIR	"/sys/kernel/debug/kmemtrace/ktr"
 #define MAX_ARGS	5
@@ -88,28 +90,9 @@ static struct {
 /* Set by SIGINT and SIGTERM; --follow stops after one last read. */
 static sig_atomic_t stop;
 
-static void __printf(1, 2) err_msg(const char *fmt, ...)
-{
-	va_list ap;
+#define err_msg(...)	kmt_warn(prog, __VA_ARGS__)
 
-	fprintf(stderr, "%s: ", prog);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
-
-static void __noreturn __printf(1, 2) fatal(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "%s: ", prog);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(1);
-}
+#define fatal(...)	kmt_die(prog, 1, __VA_ARGS__)
 
 static void *xmalloc(size_t n)
 {

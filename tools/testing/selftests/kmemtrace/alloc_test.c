@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "../kselftest_harness.h"
+#include "alloc_report.h"
 #include "ksyms.h"
 #include "../../../kmemtrace/kmt_events.h"
 
@@ -556,35 +557,25 @@ TEST_F(alloc, selftest_events_exact)
 	ASSERT_NE(NULL, report);
 
 	for (line = strtok_r(report, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		unsigned long long ptr, req = 0, alloc = 0;
-		unsigned int type, gfp = 0, ctx;
-		char what[8], func[64];
-		int node = 0, id, fields;
+		struct alloc_line l;
 		bool in_irq;
 		size_t i;
+		int id;
 
-		if (!strncmp(line, "alloc ", 6)) {
-			fields = sscanf(line, "%7s %u %63s %llx %llu %llu %x %d %u", what, &type,
-					func, &ptr, &req, &alloc, &gfp, &node, &ctx);
-			ASSERT_EQ(9, fields) TH_LOG("line: %s", line);
-			id = KMEMTRACE_EVENT_ALLOC;
-		} else {
-			fields = sscanf(line, "%7s %u %63s %llx %u", what, &type, func, &ptr, &ctx);
-			ASSERT_EQ(5, fields) TH_LOG("line: %s", line);
-			id = KMEMTRACE_EVENT_FREE;
-		}
+		ASSERT_TRUE(parse_alloc_line(line, &l)) TH_LOG("line: %s", line);
+		id = l.alloc ? KMEMTRACE_EVENT_ALLOC : KMEMTRACE_EVENT_FREE;
 		/*
 		 * The next event of this kind for this pointer made by this
 		 * task since it wrote "run": the pointer may have been used
 		 * before. An interrupt's event has pid 0: it is told from
 		 * other interrupts' by its call site too.
 		 */
-		in_irq = ctx & (KMEMTRACE_CTX_HARDIRQ | KMEMTRACE_CTX_SOFTIRQ);
+		in_irq = l.ctx & (KMEMTRACE_CTX_HARDIRQ | KMEMTRACE_CTX_SOFTIRQ);
 		for (i = next; i < nev; i++)
 			if ((int)((unsigned int)ev[i].seq - (unsigned int)first) >= 0 &&
-			    ev[i].event_id == id && ev[i].type_id == type && ev[i].ptr == ptr &&
+			    ev[i].event_id == id && ev[i].type_id == l.type && ev[i].ptr == l.ptr &&
 			    ev[i].has_pid && ev[i].pid == (in_irq ? 0 : getpid()) &&
-			    (!in_irq || !strcmp(func, resolve(syms, nsyms, ev[i].call_site,
+			    (!in_irq || !strcmp(l.func, resolve(syms, nsyms, ev[i].call_site,
 								buf, sizeof(buf)))))
 				break;
 		ASSERT_LT(i, nev) TH_LOG("no event for \"%s\"", line);
@@ -600,39 +591,41 @@ TEST_F(alloc, selftest_events_exact)
 				       ev[next].seq, ev[next].type_id,
 				       (unsigned long long)ev[next].ptr, line);
 		next = i + 1;
-		if (!strcmp(func, "*") && type == KMEMTRACE_TYPE_PAGES) {
+		if (!strcmp(l.func, "*") && l.type == KMEMTRACE_TYPE_PAGES) {
 			if (id == KMEMTRACE_EVENT_ALLOC)
 				star.allocs++;
 			else
 				star.frees++;
-		} else if (strcmp(func, "*")) {
-			struct fn_total *t = fn_total(want, &nwant, ARRAY_SIZE(want), func, type);
+		} else if (strcmp(l.func, "*")) {
+			struct fn_total *t = fn_total(want, &nwant, ARRAY_SIZE(want), l.func,
+						      l.type);
 
 			ASSERT_NE(NULL, t);
 			if (id == KMEMTRACE_EVENT_ALLOC) {
 				t->allocs++;
-				t->req += req;
-				t->alloc += alloc;
+				t->req += l.req;
+				t->alloc += l.size;
 			} else {
 				t->frees++;
 			}
 		}
-		if (strcmp(func, "*"))
-			EXPECT_STREQ(func, resolve(syms, nsyms, ev[i].call_site, buf, sizeof(buf)))
+		if (strcmp(l.func, "*"))
+			EXPECT_STREQ(l.func,
+				     resolve(syms, nsyms, ev[i].call_site, buf, sizeof(buf)))
 				TH_LOG("call site of \"%s\"", line);
 		EXPECT_TRUE(ev[i].has_ctx);
-		EXPECT_EQ(ctx, (unsigned int)ev[i].ctx) TH_LOG("context of \"%s\"", line);
+		EXPECT_EQ(l.ctx, (unsigned int)ev[i].ctx) TH_LOG("context of \"%s\"", line);
 		EXPECT_TRUE(ev[i].has_time);
 		EXPECT_TRUE(ev[i].has_pid);
 		if (id == KMEMTRACE_EVENT_ALLOC) {
-			EXPECT_EQ(req, ev[i].bytes_req) TH_LOG("\"%s\"", line);
-			EXPECT_EQ(alloc, ev[i].bytes_alloc) TH_LOG("\"%s\"", line);
-			EXPECT_EQ(gfp, ev[i].gfp_flags) TH_LOG("\"%s\"", line);
+			EXPECT_EQ(l.req, ev[i].bytes_req) TH_LOG("\"%s\"", line);
+			EXPECT_EQ(l.size, ev[i].bytes_alloc) TH_LOG("\"%s\"", line);
+			EXPECT_EQ(l.gfp, ev[i].gfp_flags) TH_LOG("\"%s\"", line);
 			EXPECT_EQ(-1, ev[i].target_cpu);
 			EXPECT_TRUE(ev[i].has_node);
-			EXPECT_EQ(node, ev[i].node) TH_LOG("\"%s\"", line);
-			EXPECT_LE(req, alloc);
-			EXPECT_EQ(KMT_ALLOC_EVENT_SIZE + (type == KMEMTRACE_TYPE_PAGES ? 0 :
+			EXPECT_EQ(l.node, ev[i].node) TH_LOG("\"%s\"", line);
+			EXPECT_LE(l.req, l.size);
+			EXPECT_EQ(KMT_ALLOC_EVENT_SIZE + (l.type == KMEMTRACE_TYPE_PAGES ? 0 :
 							  KMT_CACHE_FEAT_SIZE),
 				  (unsigned int)ev[i].size);
 			ASSERT_LT(nallocs, ARRAY_SIZE(allocs));
@@ -642,12 +635,12 @@ TEST_F(alloc, selftest_events_exact)
 			const struct kmt_event *a = NULL;
 			size_t k;
 
-			EXPECT_EQ(KMT_FREE_EVENT_SIZE + (type == KMEMTRACE_TYPE_PAGES ? 0 :
+			EXPECT_EQ(KMT_FREE_EVENT_SIZE + (l.type == KMEMTRACE_TYPE_PAGES ? 0 :
 							 KMT_CACHE_FEAT_SIZE),
 				  (unsigned int)ev[i].size);
 			/* Its allocation: the last one of the pointer before it. */
 			for (k = nallocs; k-- > 0 && !a;)
-				if (allocs[k]->ptr == ev[i].ptr && allocs[k]->type_id == type)
+				if (allocs[k]->ptr == ev[i].ptr && allocs[k]->type_id == l.type)
 					a = allocs[k];
 			check_cache(_metadata, &ev[i], caches, ncaches, a, line);
 		}

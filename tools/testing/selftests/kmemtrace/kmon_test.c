@@ -39,6 +39,7 @@
 
 #include "../kselftest_harness.h"
 #include "../../../kmemtrace/kmon_log.h"
+#include "alloc_report.h"
 #include "ksyms.h"
 
 #define KMON_DEV	"/dev/kmon"
@@ -1342,47 +1343,37 @@ TEST_F(kmon, alloc_events)
 	ASSERT_EQ(0U, others) TH_LOG("records of classes not asked for");
 
 	for (line = strtok_r(report, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		unsigned long long ptr, req = 0, size = 0;
-		unsigned int type, gfp = 0, ctx;
-		char what[8], func[64];
-		int node = 0, kind, fields;
+		struct alloc_line l;
 		uint32_t pid;
 		bool in_irq;
+		int kind;
 
-		if (!strncmp(line, "alloc ", 6)) {
-			fields = sscanf(line, "%7s %u %63s %llx %llu %llu %x %d %u", what, &type,
-					func, &ptr, &req, &size, &gfp, &node, &ctx);
-			ASSERT_EQ(9, fields) TH_LOG("line: %s", line);
-			kind = KMON_DT_ALLOC;
-		} else {
-			fields = sscanf(line, "%7s %u %63s %llx %u", what, &type, func, &ptr, &ctx);
-			ASSERT_EQ(5, fields) TH_LOG("line: %s", line);
-			kind = KMON_DT_FREE;
-		}
-		in_irq = ctx & (CTX_HARDIRQ | CTX_SOFTIRQ);
+		ASSERT_TRUE(parse_alloc_line(line, &l)) TH_LOG("line: %s", line);
+		kind = l.alloc ? KMON_DT_ALLOC : KMON_DT_FREE;
+		in_irq = l.ctx & (CTX_HARDIRQ | CTX_SOFTIRQ);
 		pid = in_irq ? 0 : getpid();
 		for (i = next; i < nrec; i++)
-			if (recs[i].kind == kind && recs[i].type == (int)type &&
-			    recs[i].ptr == ptr && recs[i].pid == pid &&
+			if (recs[i].kind == kind && recs[i].type == (int)l.type &&
+			    recs[i].ptr == l.ptr && recs[i].pid == pid &&
 			    (!in_irq ||
-			     !strcmp(func, resolve(syms, nsyms, recs[i].site, buf, sizeof(buf)))))
+			     !strcmp(l.func, resolve(syms, nsyms, recs[i].site, buf, sizeof(buf)))))
 				break;
 		ASSERT_LT(i, nrec) TH_LOG("no record for \"%s\"", line);
 		next = i + 1;
 		matched++;
-		EXPECT_EQ(ctx, (unsigned int)recs[i].ctx) TH_LOG("context of \"%s\"", line);
-		if (strcmp(func, "*"))
-			EXPECT_STREQ(func, resolve(syms, nsyms, recs[i].site, buf, sizeof(buf)))
+		EXPECT_EQ(l.ctx, (unsigned int)recs[i].ctx) TH_LOG("context of \"%s\"", line);
+		if (strcmp(l.func, "*"))
+			EXPECT_STREQ(l.func, resolve(syms, nsyms, recs[i].site, buf, sizeof(buf)))
 				TH_LOG("call site of \"%s\"", line);
 		/* A cache id for kmem_cache events, none for pages. */
-		if (type != TYPE_KMALLOC)
-			EXPECT_EQ(type == TYPE_PAGES, recs[i].cache == 0)
+		if (l.type != TYPE_KMALLOC)
+			EXPECT_EQ(l.type == TYPE_PAGES, recs[i].cache == 0)
 				TH_LOG("cache of \"%s\"", line);
 		if (kind == KMON_DT_ALLOC) {
-			EXPECT_EQ(req, recs[i].req) TH_LOG("\"%s\"", line);
-			EXPECT_EQ(size, recs[i].size) TH_LOG("\"%s\"", line);
-			EXPECT_EQ(gfp, recs[i].gfp) TH_LOG("\"%s\"", line);
-			EXPECT_EQ(node, recs[i].node) TH_LOG("\"%s\"", line);
+			EXPECT_EQ(l.req, recs[i].req) TH_LOG("\"%s\"", line);
+			EXPECT_EQ(l.size, recs[i].size) TH_LOG("\"%s\"", line);
+			EXPECT_EQ(l.gfp, recs[i].gfp) TH_LOG("\"%s\"", line);
+			EXPECT_EQ(l.node, recs[i].node) TH_LOG("\"%s\"", line);
 		}
 	}
 	ASSERT_LT((size_t)10, matched);
