@@ -4,8 +4,8 @@
  * tasks they mention to pids.dat, as the 2007 kmonlog did. See
  * Documentation/trace/kmon.rst.
  *
- *   kmonlog [-d KDEV] [-b BUFSIZ] [-o OUTFIL] [-t MSTEST] [-m BMAX]
- *           [-p PIDFIL] [-h]
+ *   kmonlog [-d KDEV] [-b BUFSIZ] [-c CLASSES] [-o OUTFIL] [-t MSTEST]
+ *           [-m BMAX] [-p PIDFIL] [-h] [-V]
  *
  * It starts an instance, writes whole records to OUTFIL until MSTEST
  * milliseconds have passed, BMAX bytes were written, or SIGINT/SIGTERM;
@@ -15,8 +15,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <poll.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -28,11 +28,15 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <linux/kmemtrace.h>
+#include <linux/ktr.h>
+
 #include "kmon_log.h"
 #include "kmt_meta.h"
 #include "kmt_msg.h"
 
 #define KMONLOG_VERSION	"1.0"
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 #define READ_SIZE	(4 << 20)
 
 static const char *prog = "kmonlog";
@@ -189,7 +193,11 @@ static size_t scan(const unsigned char *buf, size_t len, uint64_t room)
 			if (kind >= KMON_DT_TSKSWITCH)
 				see(z);
 		} else if (kmon_alloc_blob(buf + off + hl, bl, &a, &want) && bl == want) {
-			see(a);
+			unsigned int ctx = buf[off + hl + 2];
+
+			/* PID 0 is the idle task only in process context. */
+			if (a || !(ctx & (KMEMTRACE_CTX_HARDIRQ | KMEMTRACE_CTX_SOFTIRQ)))
+				see(a);
 		}
 		off += hl + bl;
 	}
@@ -239,11 +247,61 @@ static unsigned long long parse_ms(const char *s)
 	return v;
 }
 
+/* The classes kmon has sources for, by their names in debugfs ktr/classes. */
+static const struct {
+	const char *name;
+	uint64_t mask;
+} class_names[] = {
+	{ "sched", 1ULL << KTR_BIT_SCHED },
+	{ "kmalloc", 1ULL << KTR_BIT_KMALLOC },
+	{ "kmem_cache", 1ULL << KTR_BIT_KMEM_CACHE },
+	{ "page", 1ULL << KTR_BIT_PAGE },
+	{ "alloc", 1ULL << KTR_BIT_KMALLOC | 1ULL << KTR_BIT_KMEM_CACHE | 1ULL << KTR_BIT_PAGE },
+};
+
+/* -c: a mask (0x80000) or names, comma-separated (sched,kmalloc). */
+static uint64_t parse_classes(const char *s)
+{
+	uint64_t mask = 0;
+	char *copy, *tok, *save, *end;
+	size_t i;
+
+	if (*s >= '0' && *s <= '9') {
+		errno = 0;
+		mask = strtoull(s, &end, 0);
+		if (!errno && !*end && mask)
+			return mask;
+	} else {
+		copy = strdup(s);
+		if (!copy)
+			fatal("out of memory");
+		for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+			for (i = 0; i < ARRAY_SIZE(class_names); i++)
+				if (!strcmp(tok, class_names[i].name))
+					break;
+			if (i == ARRAY_SIZE(class_names)) {
+				mask = 0;
+				break;
+			}
+			mask |= class_names[i].mask;
+		}
+		free(copy);
+		if (mask)
+			return mask;
+	}
+	fprintf(stderr, "%s: -c: '%s' is not a class mask or a list of %s\n", prog, s,
+		"sched, kmalloc, kmem_cache, page, alloc");
+	exit(2);
+}
+
 static const char help_text[] =
 	"Capture /dev/kmon records.\n"
 	"\n"
 	"  -d KDEV   the kmon device (default /dev/kmon)\n"
 	"  -b BUFSIZ the device's buffer size, e.g. 4M (default 1MB)\n"
+	"  -c CLASSES the events to log: a mask or names, comma-separated, of\n"
+	"            sched, kmalloc, kmem_cache, page, alloc (the three\n"
+	"            allocators) (default sched)\n"
 	"  -o OUTFIL the output file (default standard output)\n"
 	"  -t MSTEST stop after MSTEST milliseconds (default unlimited)\n"
 	"  -m BMAX   stop after BMAX bytes of records (default unlimited)\n"
@@ -257,8 +315,8 @@ static const char help_text[] =
 
 static void usage(FILE *f)
 {
-	fprintf(f, "Usage: %s [-d KDEV] [-b BUFSIZ] [-o OUTFIL] [-t MSTEST] [-m BMAX]", prog);
-	fputs(" [-p PIDFIL] [-h]\n", f);
+	fprintf(f, "Usage: %s [-d KDEV] [-b BUFSIZ] [-c CLASSES] [-o OUTFIL] [-t MSTEST]", prog);
+	fputs(" [-m BMAX] [-p PIDFIL] [-h] [-V]\n", f);
 	fputs(help_text, f);
 }
 
@@ -282,8 +340,10 @@ int main(int argc, char **argv)
 {
 	const char *dev = "/dev/kmon", *out_path = NULL, *pid_path = "pids.dat";
 	unsigned long long ms = 0, bmax = 0, written = 0;
+	uint64_t classes = 0;
 	long bufsize = KMON_BUFFSIZE_DEFAULT;
 	struct sigaction sa = { .sa_handler = on_signal };
+	sigset_t stopsigs, waitmask;
 	struct kmon_stats st;
 	unsigned char *buf;
 	uint64_t deadline = 0, t0;
@@ -292,13 +352,16 @@ int main(int argc, char **argv)
 	size_t i;
 	int fd, c;
 
-	while ((c = getopt(argc, argv, "d:b:o:t:m:p:hV")) != -1) {
+	while ((c = getopt(argc, argv, "d:b:c:o:t:m:p:hV")) != -1) {
 		switch (c) {
 		case 'd':
 			dev = optarg;
 			break;
 		case 'b':
 			bufsize = parse_size("-b", optarg);
+			break;
+		case 'c':
+			classes = parse_classes(optarg);
 			break;
 		case 'o':
 			out_path = optarg;
@@ -335,6 +398,9 @@ int main(int argc, char **argv)
 	if (ioctl(fd, KMON_BUFFSIZE, &bufsize))
 		fatal("%s: buffer size %ld: %s (from %ld to %ld bytes)", dev, bufsize,
 		      strerror(errno), KMON_BUFFSIZE_MIN, KMON_BUFFSIZE_MAX);
+	if (classes && ioctl(fd, KMON_SET_CLASSES, &classes))
+		fatal("%s: classes %#llx: %s%s", dev, (unsigned long long)classes, strerror(errno),
+		      errno == EINVAL ? " (not all are in this kernel: CONFIG_KMON_CLASSES)" : "");
 	if (out_path) {
 		out = fopen(out_path, "wb");
 		if (!out)
@@ -343,7 +409,14 @@ int main(int argc, char **argv)
 	buf = malloc(READ_SIZE);
 	if (!buf)
 		fatal("out of memory");
-	/* No SA_RESTART: a signal ends a blocked read() or poll() at once. */
+	/*
+	 * SIGINT and SIGTERM are blocked but while ppoll() waits: one that
+	 * comes just before it is taken there, and ends the wait at once.
+	 */
+	sigemptyset(&stopsigs);
+	sigaddset(&stopsigs, SIGINT);
+	sigaddset(&stopsigs, SIGTERM);
+	sigprocmask(SIG_BLOCK, &stopsigs, &waitmask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	/* A closed pipe is a write error, reported, not a silent death. */
@@ -369,12 +442,20 @@ int main(int argc, char **argv)
 			draining = true;
 		}
 		if (!draining) {
-			int wait = 200;
+			struct timespec wait, *timeout = NULL;
 
-			if (deadline && deadline - now_ms() < (uint64_t)wait)
-				wait = deadline > now_ms() ? deadline - now_ms() : 0;
-			if (poll(&p, 1, wait) < 0 && errno != EINTR)
-				fatal("%s: poll: %s", dev, strerror(errno));
+			if (deadline) {
+				uint64_t now = now_ms(), left = deadline > now ? deadline - now : 0;
+
+				wait.tv_sec = left / 1000;
+				wait.tv_nsec = left % 1000 * 1000000;
+				timeout = &wait;
+			}
+			if (ppoll(&p, 1, timeout, &waitmask) < 0) {
+				if (errno != EINTR)
+					fatal("%s: poll: %s", dev, strerror(errno));
+				continue;
+			}
 			/*
 			 * Records lost: POLLERR stays until the counts are read,
 			 * which they are here (the total comes at the end).
