@@ -65,11 +65,31 @@ struct task {
 static struct task *tasks;
 static size_t ntasks, tasks_cap;
 
+#define PF_KTHREAD	0x00200000	/* <linux/sched.h> */
+
+/* Whether @pid is a kernel thread: PF_KTHREAD in /proc/PID/stat's flags. */
+static bool is_kthread(uint32_t pid)
+{
+	char file[64], *s, *p;
+	unsigned long flags = 0;
+	size_t len;
+
+	snprintf(file, sizeof(file), "/proc/%u/stat", pid);
+	s = kmt_slurp(file, &len);
+	/* "pid (comm) state ppid pgrp session tty_nr tpgid flags ...". */
+	p = s ? strrchr(s, ')') : NULL;
+	if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %lu", &flags) != 1)
+		flags = 0;
+	free(s);
+	return flags & PF_KTHREAD;
+}
+
 /*
  * The name pids.dat gives @pid: its command line with ';' for each NUL
- * ("/usr/sbin/gpm;-m;/dev/psaux;"), "[comm]" for a kernel thread (no
- * command line), "[IDLE]" for 0, "[exited]" if it was gone before it
- * could be looked at.
+ * ("/usr/sbin/gpm;-m;/dev/psaux;"), "[comm]" for a kernel thread,
+ * "comm" for a user task with no command line (a zombie), "[IDLE]" for
+ * 0, "[exited]" if it was gone before it could be looked at. PIDs are
+ * those of the initial PID namespace, looked up in kmonlog's /proc.
  */
 static char *task_name(uint32_t pid)
 {
@@ -95,7 +115,7 @@ static char *task_name(uint32_t pid)
 		if (!n)
 			fatal("out of memory");
 		s[strcspn(s, "\n")] = '\0';
-		snprintf(n, len + 3, "[%s]", s);
+		snprintf(n, len + 3, is_kthread(pid) ? "[%s]" : "%s", s);
 		free(s);
 		return n;
 	}
@@ -310,8 +330,9 @@ static const char help_text[] =
 	"  -V        show the version and exit\n"
 	"\n"
 	"SIGINT or SIGTERM stops the capture; the records still in the device\n"
-	"are read first. Exit status: 0, 1 if records were lost (the counts\n"
-	"are on standard error), 2 on an error or a bad option.\n";
+	"are read first (a second signal ends kmonlog at once). Exit status: 0,\n"
+	"1 if records were lost (the counts are on standard error), 2 on an\n"
+	"error or a bad option.\n";
 
 static void usage(FILE *f)
 {
@@ -327,8 +348,9 @@ static void report_loss(int fd, const char *dev)
 
 	if (ioctl(fd, KMON_GET_STATS, &st))
 		fatal("%s: stats: %s", dev, strerror(errno));
-	fprintf(stderr, "%s: records lost so far: %llu (buffer full), %llu (rings full)\n",
-		prog, (unsigned long long)st.overruns, (unsigned long long)st.ring_overruns);
+	fprintf(stderr, "%s: records lost so far: %llu (buffer full), %llu (%s)\n", prog,
+		(unsigned long long)st.overruns, (unsigned long long)st.ring_overruns,
+		"refused by the rings");
 }
 
 static void on_signal(int sig)
@@ -339,7 +361,7 @@ static void on_signal(int sig)
 int main(int argc, char **argv)
 {
 	const char *dev = "/dev/kmon", *out_path = NULL, *pid_path = "pids.dat";
-	unsigned long long ms = 0, bmax = 0, written = 0;
+	unsigned long long ms = 0, bmax = 0, written = 0, size;
 	uint64_t classes = 0;
 	long bufsize = KMON_BUFFSIZE_DEFAULT;
 	struct sigaction sa = { .sa_handler = on_signal };
@@ -358,7 +380,9 @@ int main(int argc, char **argv)
 			dev = optarg;
 			break;
 		case 'b':
-			bufsize = parse_size("-b", optarg);
+			size = parse_size("-b", optarg);
+			/* The kernel says what it takes; a long must hold it. */
+			bufsize = size > LONG_MAX ? LONG_MAX : size;
 			break;
 		case 'c':
 			classes = parse_classes(optarg);
@@ -410,13 +434,16 @@ int main(int argc, char **argv)
 	if (!buf)
 		fatal("out of memory");
 	/*
-	 * SIGINT and SIGTERM are blocked but while ppoll() waits: one that
-	 * comes just before it is taken there, and ends the wait at once.
+	 * The first SIGINT or SIGTERM asks for a stop, a second one kills
+	 * (a capture stuck writing to a stopped pipe can still be ended).
+	 * They are blocked from the stop check to ppoll(), which takes them
+	 * as it waits: one that comes in between ends the wait at once.
 	 */
 	sigemptyset(&stopsigs);
 	sigaddset(&stopsigs, SIGINT);
 	sigaddset(&stopsigs, SIGTERM);
-	sigprocmask(SIG_BLOCK, &stopsigs, &waitmask);
+	sigprocmask(SIG_SETMASK, NULL, &waitmask);
+	sa.sa_flags = SA_RESTART | SA_RESETHAND;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	/* A closed pipe is a write error, reported, not a silent death. */
@@ -432,8 +459,12 @@ int main(int argc, char **argv)
 		ssize_t n;
 		size_t keep;
 
-		bool done = __atomic_load_n(&stop, __ATOMIC_RELAXED) ||
-			    (deadline && now_ms() >= deadline) || limit_hit;
+		bool done;
+
+		if (!draining)
+			sigprocmask(SIG_BLOCK, &stopsigs, NULL);
+		done = __atomic_load_n(&stop, __ATOMIC_RELAXED) ||
+		       (deadline && now_ms() >= deadline) || limit_hit;
 
 		if (!draining && done) {
 			/* Stop: what is logged until now comes to the buffer. */
@@ -451,7 +482,9 @@ int main(int argc, char **argv)
 				wait.tv_nsec = left % 1000 * 1000000;
 				timeout = &wait;
 			}
-			if (ppoll(&p, 1, timeout, &waitmask) < 0) {
+			n = ppoll(&p, 1, timeout, &waitmask);
+			sigprocmask(SIG_SETMASK, &waitmask, NULL);
+			if (n < 0) {
 				if (errno != EINTR)
 					fatal("%s: poll: %s", dev, strerror(errno));
 				continue;
@@ -487,7 +520,8 @@ int main(int argc, char **argv)
 	pf = fopen(pid_path, "w");
 	if (!pf)
 		fatal("%s: %s", pid_path, strerror(errno));
-	qsort(tasks, tasks_cap, sizeof(*tasks), cmp_task);
+	if (tasks)
+		qsort(tasks, tasks_cap, sizeof(*tasks), cmp_task);
 	for (i = 0; i < ntasks; i++)
 		fprintf(pf, "%u\t%s\n", tasks[i].pid, tasks[i].name);
 	if (fclose(pf))
@@ -495,7 +529,7 @@ int main(int argc, char **argv)
 
 	fprintf(stderr, "%s: %llu bytes in %.3f s, %llu records received; ", prog, written,
 		(now_ms() - t0) / 1000.0, (unsigned long long)st.records);
-	fprintf(stderr, "lost: %llu (buffer full), %llu (rings full)\n",
+	fprintf(stderr, "lost: %llu (buffer full), %llu (refused by the rings)\n",
 		(unsigned long long)st.overruns, (unsigned long long)st.ring_overruns);
 	if (past_records)
 		fprintf(stderr, "%s: %llu records (%llu bytes) past -m %llu not written\n",

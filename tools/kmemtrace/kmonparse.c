@@ -172,11 +172,26 @@ static bool first_event = true;
 static void task_label(char *buf, size_t len, uint32_t pid)
 {
 	const char *n = pid ? name_of(pid) : "[IDLE]";
+	char pidstr[16];
+	size_t room, nl;
 
-	if (n)
-		snprintf(buf, len, "%s (%u)", n, pid);
-	else
-		snprintf(buf, len, "%u", pid);
+	snprintf(pidstr, sizeof(pidstr), "%u", pid);
+	if (!n) {
+		snprintf(buf, len, "%s", pidstr);
+		return;
+	}
+	/*
+	 * The name, cut to leave room for " (PID)" and at a UTF-8
+	 * character boundary: the JSON stays valid UTF-8.
+	 */
+	room = len - strlen(pidstr) - 4;
+	nl = strlen(n);
+	if (nl > room) {
+		nl = room;
+		while (nl && ((unsigned char)n[nl] & 0xc0) == 0x80)
+			nl--;
+	}
+	snprintf(buf, len, "%.*s (%s)", (int)nl, n, pidstr);
 }
 
 /* Starts the next element of traceEvents; the caller prints it. */

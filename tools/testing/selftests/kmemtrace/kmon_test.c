@@ -101,6 +101,31 @@ static long long state(const char *key)
 }
 
 /*
+ * The sum of one counter ("records", "overruns", "corrupt") over the
+ * "ring CPU CONTEXT records R overruns O corrupt C" lines of the state
+ * file, or -1 if there is none.
+ */
+static long long ring_sum(const char *counter)
+{
+	char line[160], ctx[16];
+	unsigned long long rec, over, bad;
+	long long sum = -1;
+	int cpu;
+	FILE *f = fopen(KMON_STATE, "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "ring %d %15s records %llu overruns %llu corrupt %llu",
+			   &cpu, ctx, &rec, &over, &bad) == 5)
+			sum = (sum < 0 ? 0 : sum) +
+			      (!strcmp(counter, "records") ? rec :
+			       !strcmp(counter, "overruns") ? over : bad);
+	fclose(f);
+	return sum;
+}
+
+/*
  * Read every record up to a stop: the instance must have been stopped,
  * so that read() ends with 0. Returns the byte count read into @buf.
  */
@@ -539,6 +564,10 @@ TEST_F(kmon, ring_overrun_counted)
 	ASSERT_EQ(-ENOSPC, error);
 	ASSERT_EQ(100000 - logged, after.ring_overruns);
 	ASSERT_EQ(logged, after.ring_records);
+	/* The state file's per-ring counters add up to the same. */
+	ASSERT_EQ((long long)after.ring_overruns, ring_sum("overruns") + state("unwatched"));
+	ASSERT_EQ((long long)logged, ring_sum("records"));
+	ASSERT_EQ(0LL, ring_sum("corrupt"));
 	ASSERT_EQ(logged, after.records);
 	ASSERT_EQ(0ULL, after.overruns);
 	ASSERT_EQ((ssize_t)logged * TEST_REC, drain(self->fd, self->buf, 64 << 20));
@@ -1033,7 +1062,9 @@ TEST_F(kmon, sched_events_match_ftrace)
 {
 	struct sched_counts k;
 	uint64_t classes = 1ULL << KTR_BIT_SCHED;
+	int p2c[2], c2p[2], i, status;
 	pid_t child;
+	char c = 1;
 
 	ASSERT_EQ(0, ioctl(self->fd, KMON_SET_CLASSES, &classes));
 	if (access(TRACING "/events/sched/sched_switch/trigger", F_OK) &&
@@ -1045,9 +1076,23 @@ TEST_F(kmon, sched_events_match_ftrace)
 	/* With no class, the same storm logs nothing. */
 	classes = 0;
 	ASSERT_EQ(0, ioctl(self->fd, KMON_SET_CLASSES, &classes));
+	ASSERT_EQ(0, pipe(p2c));
+	ASSERT_EQ(0, pipe(c2p));
+	child = ponger(p2c[0], c2p[1], 0);
+	ASSERT_LT(0, child);
 	ASSERT_EQ(0, ioctl(self->fd, KMON_START));
-	usleep(20000);
+	for (i = 0; i < PINGS; i++) {
+		ASSERT_EQ(1, write(p2c[1], &c, 1));
+		ASSERT_EQ(1, read(c2p[0], &c, 1));
+	}
 	ASSERT_EQ(0, ioctl(self->fd, KMON_STOP));
+	c = 0;
+	ASSERT_EQ(1, write(p2c[1], &c, 1));
+	ASSERT_EQ(child, waitpid(child, &status, 0));
+	close(p2c[0]);
+	close(p2c[1]);
+	close(c2p[0]);
+	close(c2p[1]);
 	ASSERT_EQ(0, drain(self->fd, self->buf, 64 << 20));
 }
 
