@@ -32,11 +32,11 @@
 #include <linux/ktr.h>
 
 #include "kmon_log.h"
+#include "kmt_classes.h"
 #include "kmt_meta.h"
 #include "kmt_msg.h"
 
 #define KMONLOG_VERSION	"1.0"
-#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 #define READ_SIZE	(4 << 20)
 
 static const char *prog = "kmonlog";
@@ -268,50 +268,25 @@ static unsigned long long parse_ms(const char *s)
 }
 
 /* The classes kmon has sources for, by their names in debugfs ktr/classes. */
-static const struct {
-	const char *name;
-	uint64_t mask;
-} class_names[] = {
-	{ "sched", 1ULL << KTR_BIT_SCHED },
-	{ "kmalloc", 1ULL << KTR_BIT_KMALLOC },
-	{ "kmem_cache", 1ULL << KTR_BIT_KMEM_CACHE },
-	{ "page", 1ULL << KTR_BIT_PAGE },
-	{ "alloc", 1ULL << KTR_BIT_KMALLOC | 1ULL << KTR_BIT_KMEM_CACHE | 1ULL << KTR_BIT_PAGE },
+static const char *const class_names[64] = {
+	[KTR_BIT_SCHED] = "sched",
+	[KTR_BIT_KMALLOC] = "kmalloc",
+	[KTR_BIT_KMEM_CACHE] = "kmem_cache",
+	[KTR_BIT_PAGE] = "page",
 };
 
 /* -c: a mask (0x80000) or names, comma-separated (sched,kmalloc). */
 static uint64_t parse_classes(const char *s)
 {
-	uint64_t mask = 0;
-	char *copy, *tok, *save, *end;
-	size_t i;
+	uint64_t mask;
+	char bad[64];
 
-	if (*s >= '0' && *s <= '9') {
-		errno = 0;
-		mask = strtoull(s, &end, 0);
-		if (!errno && !*end && mask)
-			return mask;
-	} else {
-		copy = strdup(s);
-		if (!copy)
-			fatal("out of memory");
-		for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-			for (i = 0; i < ARRAY_SIZE(class_names); i++)
-				if (!strcmp(tok, class_names[i].name))
-					break;
-			if (i == ARRAY_SIZE(class_names)) {
-				mask = 0;
-				break;
-			}
-			mask |= class_names[i].mask;
-		}
-		free(copy);
-		if (mask)
-			return mask;
+	if (kmt_parse_classes(s, class_names, &mask, bad, sizeof(bad)) || !mask) {
+		fprintf(stderr, "%s: -c: '%s' is not a class mask or a list of %s\n", prog, s,
+			"sched, kmalloc, kmem_cache, page");
+		exit(2);
 	}
-	fprintf(stderr, "%s: -c: '%s' is not a class mask or a list of %s\n", prog, s,
-		"sched, kmalloc, kmem_cache, page, alloc");
-	exit(2);
+	return mask;
 }
 
 static const char help_text[] =
@@ -320,8 +295,7 @@ static const char help_text[] =
 	"  -d KDEV   the kmon device (default /dev/kmon)\n"
 	"  -b BUFSIZ the device's buffer size, e.g. 4M (default 1MB)\n"
 	"  -c CLASSES the events to log: a mask or names, comma-separated, of\n"
-	"            sched, kmalloc, kmem_cache, page, alloc (the three\n"
-	"            allocators) (default sched)\n"
+	"            sched, kmalloc, kmem_cache, page (default sched)\n"
 	"  -o OUTFIL the output file (default standard output)\n"
 	"  -t MSTEST stop after MSTEST milliseconds (default unlimited)\n"
 	"  -m BMAX   stop after BMAX bytes of records (default unlimited)\n"

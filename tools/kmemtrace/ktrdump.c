@@ -27,6 +27,7 @@
 #include <linux/compiler.h>
 #include <linux/ktr.h>
 
+#include "kmt_classes.h"
 #include "kmt_msg.h"
 
 #define KTRDUMP_VERSION	"1.0"
@@ -871,36 +872,25 @@ bad:
 
 static void parse_classes(const char *s)
 {
-	char *copy, *tok, *save, *end;
-	unsigned int bit;
+	char bad[64];
+	int ret;
 
-	if (!strncmp(s, "0x", 2) || isdigit((unsigned char)*s)) {
-		errno = 0;
-		opt.class_mask = strtoull(s, &end, 0);
-		if (errno || *end || !*s) {
-			err_msg("--class: '%s' is not a 64-bit mask", s);
-			exit(1);
-		}
-		return;
-	}
-	load_classes(opt.dir);
-	opt.class_mask = 0;
-	copy = strdup(s);
-	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		for (bit = 0; bit < NR_CLASSES; bit++)
-			if (class_names[bit] && !strcmp(class_names[bit], tok))
-				break;
-		if (bit == NR_CLASSES) {
-			err_msg("--class: no class '%s' in %s/classes", tok, opt.dir);
-			exit(1);
-		}
-		opt.class_mask |= 1ULL << bit;
-	}
-	free(copy);
-	if (!opt.class_mask) {
+	/* A mask needs no classes file; names are looked up in it. */
+	if (!kmt_classes_numeric(s))
+		load_classes(opt.dir);
+	ret = kmt_parse_classes(s, (const char *const *)class_names, &opt.class_mask,
+				bad, sizeof(bad));
+	if (ret == -EINVAL)
+		err_msg("--class: '%s' is not a 64-bit mask", s);
+	else if (ret == -ENOENT)
+		err_msg("--class: no class '%s' in %s/classes", bad, opt.dir);
+	else if (ret)
+		err_msg("--class: %s", strerror(-ret));
+	else if (!opt.class_mask && !kmt_classes_numeric(s))
 		err_msg("--class: '%s' names no class", s);
-		exit(1);
-	}
+	else
+		return;
+	exit(1);
 }
 
 int main(int argc, char **argv)

@@ -452,6 +452,10 @@ TEST_F(dec, decoder_matches_text_view)
 			 " 0 kernel/kmemtrace/ktr_selftest.c:[0-9]* ktr selftest: start$"));
 	/* Header (2 lines), the dev and test-or-dev entries. */
 	EXPECT_EQ(0, run("test $(%s -m dev %s/cap | wc -l) = 4", ktrdump, d));
+	/* The same class as a mask (KTR_DEV is bit 2); an unknown name fails. */
+	EXPECT_EQ(0, run("test $(%s -m 0x4 %s/cap | wc -l) = 4", ktrdump, d));
+	EXPECT_EQ(1, run("%s -m dev,nosuch %s/cap > /dev/null 2> %s/err", ktrdump, d, d));
+	EXPECT_EQ(0, run("grep -q \"no class 'nosuch' in \" %s/err", d));
 }
 
 /* Wait up to 10 s for a file in @dir to hold at least @lines lines. */
