@@ -5,13 +5,14 @@
 
 SCRIPTS := scripts
 
-.PHONY: all demo check deps prepare kernel kernel-off user kunit export clean distclean help
+.PHONY: all demo check bench deps prepare kernel kernel-off user kunit export clean distclean help
 
 all: help
 
 help:
 	@echo 'make demo      install deps, prepare, build, boot the guest and show a capture'
 	@echo 'make check     all checks and tests (static, sparse, KUnit, kselftests, runner)'
+	@echo 'make bench     the cost table: allocation path, KTR trace points, scheduler'
 	@echo 'make deps      install the Debian packages (as root)'
 	@echo 'make prepare   unpack the kernel into kernel-tree/ and apply the series'
 	@echo 'make kernel    build the test kernel (build/kernel); kernel-off: CONFIG_KMEMTRACE=n'
@@ -26,6 +27,9 @@ demo:
 
 check:
 	@$(SCRIPTS)/check
+
+bench: user
+	@$(SCRIPTS)/bench
 
 deps:
 	@$(SCRIPTS)/install-deps
