@@ -6,15 +6,17 @@
  * anything): pipe() and close() allocate and free a pipe, its inode, two
  * files and their dentry through kmalloc() and kmem_cache_alloc().
  *
- *   alloc_bench [N [ROUNDS]]
+ *   alloc_bench [N [ROUNDS [rounds]]]
  *
  * prints the median over ROUNDS of ns per pipe()+close()x2, of ns per
  * iteration of the reference loop, and of their ratio in each round (a
  * round's two loops run back to back, so the emulator's drift during the
- * run cancels out).
+ * run cancels out); with "rounds", each round's figures first, one line
+ * each (for scripts/bench's min and max).
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -68,10 +70,11 @@ int main(int argc, char **argv)
 {
 	long n = argc > 1 ? atol(argv[1]) : 20000;
 	int rounds = argc > 2 ? atoi(argv[2]) : 7, r;
+	int each = argc > 3 && !strcmp(argv[3], "rounds");
 	double *p, *s, *q;
 
-	if (n <= 0 || rounds <= 0 || rounds > 1000) {
-		fprintf(stderr, "usage: alloc_bench [N [ROUNDS]]\n");
+	if (n <= 0 || rounds <= 0 || rounds > 1000 || (argc > 3 && !each) || argc > 4) {
+		fprintf(stderr, "usage: alloc_bench [N [ROUNDS [rounds]]]\n");
 		return 2;
 	}
 	p = calloc(rounds, sizeof(*p));
@@ -83,6 +86,9 @@ int main(int argc, char **argv)
 		p[r] = pipes(n);
 		s[r] = spin(n);
 		q[r] = p[r] / s[r];
+		if (each)
+			printf("round %d pipe %.1f ns spin %.1f ns ratio %.4f\n", r, p[r], s[r],
+			       q[r]);
 	}
 	qsort(p, rounds, sizeof(*p), cmp);
 	qsort(s, rounds, sizeof(*s), cmp);
