@@ -41,10 +41,18 @@ static struct sym *load_syms(const char *path, size_t *n)
 		    (type != 't' && type != 'T'))
 			continue;
 		if (*n == cap) {
+			struct sym *ns;
+
 			cap = cap ? cap * 2 : 65536;
-			syms = realloc(syms, cap * sizeof(*syms));
-			if (!syms)
-				break;
+			ns = realloc(syms, cap * sizeof(*syms));
+			if (!ns) {
+				/* Out of memory: as unreadable, not a partial table. */
+				free(syms);
+				fclose(f);
+				*n = 0;
+				return NULL;
+			}
+			syms = ns;
 		}
 		syms[*n].addr = addr;
 		snprintf(syms[*n].name, sizeof(syms[*n].name), "%s", name);
