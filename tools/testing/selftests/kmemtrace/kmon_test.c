@@ -573,6 +573,85 @@ TEST_F(kmon, ring_overrun_counted)
 	ASSERT_EQ((ssize_t)logged * TEST_REC, drain(self->fd, self->buf, 64 << 20));
 }
 
+/* Read @len bytes of a started instance, waiting up to 5 s for each part. */
+static ssize_t read_n(int fd, unsigned char *buf, size_t len)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	size_t n = 0;
+
+	while (n < len) {
+		ssize_t r;
+
+		if (poll(&p, 1, 5000) != 1)
+			break;
+		r = read(fd, buf + n, len - n);
+		if (r <= 0)
+			break;
+		n += r;
+	}
+	return n;
+}
+
+/*
+ * kmon_reserve() and kmon_commit() lay records out as kmon_add_data()
+ * does, the ones that wrap around the ring's end too (written aside,
+ * then copied in): with rings of a page, three runs of 200 records of
+ * 17 bytes, each read before the next, put a record across the end in
+ * the second run and in the third. Blobs above KMON_RESERVE_MAX (64)
+ * bytes are refused.
+ */
+TEST_F(kmon, reserve_wraps_the_ring)
+{
+	struct kmon_stats st;
+	uint64_t none = 0;
+	char page[32];
+	unsigned int logged, i, k;
+	int ctx, error;
+
+	snprintf(page, sizeof(page), "%ld", sysconf(_SC_PAGESIZE));
+	close(self->fd);
+	ASSERT_EQ(0, set_saved(RING_SIZE, page));
+	self->fd = open(KMON_DEV, O_RDONLY);
+	restore_saved();
+	ASSERT_LE(0, self->fd);
+	ASSERT_EQ(0, ioctl(self->fd, KMON_SET_CLASSES, &none));
+	ASSERT_EQ(0, ioctl(self->fd, KMON_START));
+	for (k = 0; k < 3; k++) {
+		ASSERT_EQ(0, trigger("reserve 200", &logged, &ctx, &error));
+		ASSERT_EQ(200U, logged);
+		ASSERT_EQ(KMON_CTX_TASK, ctx);
+		ASSERT_EQ(0, error);
+		ASSERT_EQ(200 * TEST_REC, read_n(self->fd, self->buf, 200 * TEST_REC));
+		for (i = 0; i < 200; i++) {
+			const unsigned char *r = self->buf + i * TEST_REC;
+
+			ASSERT_EQ(6ULL, kmon_le(r + 9, 2)) TH_LOG("run %u record %u", k, i);
+			ASSERT_EQ(KMON_DT_TEST, r[KMON_HDR_SIZE]);
+			ASSERT_EQ(KMON_CTX_TASK, r[KMON_HDR_SIZE + 1]);
+			ASSERT_EQ(i, kmon_le(r + KMON_HDR_SIZE + 2, 4)) TH_LOG("run %u", k);
+		}
+	}
+
+	ASSERT_EQ(0, trigger("rsize 0", &logged, &ctx, &error));
+	ASSERT_EQ(0U, logged);
+	ASSERT_EQ(-EINVAL, error);
+	ASSERT_EQ(0, trigger("rsize 65", &logged, &ctx, &error));
+	ASSERT_EQ(0U, logged);
+	ASSERT_EQ(-EINVAL, error);
+	ASSERT_EQ(0, trigger("rsize 64", &logged, &ctx, &error));
+	ASSERT_EQ(1U, logged);
+	ASSERT_EQ(0, ioctl(self->fd, KMON_STOP));
+	ASSERT_EQ(KMON_HDR_SIZE + 64, drain(self->fd, self->buf, 64 << 20));
+	ASSERT_EQ(64ULL, kmon_le(self->buf + 9, 2));
+	for (i = 6; i < 64; i++)
+		ASSERT_EQ(0, self->buf[KMON_HDR_SIZE + i]);
+	ASSERT_EQ(0, ioctl(self->fd, KMON_GET_STATS, &st));
+	ASSERT_EQ(601ULL, st.records);
+	ASSERT_EQ(0ULL, st.overruns);
+	ASSERT_EQ(0ULL, st.ring_overruns);
+	ASSERT_EQ(0LL, ring_sum("corrupt"));
+}
+
 /* Every started instance receives every record. */
 TEST_F(kmon, two_instances)
 {
