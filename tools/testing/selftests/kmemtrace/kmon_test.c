@@ -573,6 +573,15 @@ TEST_F(kmon, ring_overrun_counted)
 	ASSERT_EQ((ssize_t)logged * TEST_REC, drain(self->fd, self->buf, 64 << 20));
 }
 
+static void pin_cpu0(void)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(0, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+}
+
 /* Read @len bytes of a started instance, waiting up to 5 s for each part. */
 static ssize_t read_n(int fd, unsigned char *buf, size_t len)
 {
@@ -595,10 +604,11 @@ static ssize_t read_n(int fd, unsigned char *buf, size_t len)
 /*
  * kmon_reserve() and kmon_commit() lay records out as kmon_add_data()
  * does, the ones that wrap around the ring's end too (written aside,
- * then copied in): with rings of a page, three runs of 200 records of
- * 17 bytes, each read before the next, put a record across the end in
- * the second run and in the third. Blobs above KMON_RESERVE_MAX (64)
- * bytes are refused.
+ * then copied in): on CPU 0, with rings of a page just allocated, ten
+ * runs of 200 records of 17 bytes, each read before the next, put eight
+ * records across the end, two of them with their header across it
+ * (records 1686 and 1927). Blobs above KMON_RESERVE_MAX (64) bytes are
+ * refused.
  */
 TEST_F(kmon, reserve_wraps_the_ring)
 {
@@ -606,17 +616,22 @@ TEST_F(kmon, reserve_wraps_the_ring)
 	uint64_t none = 0;
 	char page[32];
 	unsigned int logged, i, k;
+	long long alloc0;
 	int ctx, error;
 
+	pin_cpu0();
 	snprintf(page, sizeof(page), "%ld", sysconf(_SC_PAGESIZE));
 	close(self->fd);
+	alloc0 = state("rings_allocated");
 	ASSERT_EQ(0, set_saved(RING_SIZE, page));
 	self->fd = open(KMON_DEV, O_RDONLY);
 	restore_saved();
 	ASSERT_LE(0, self->fd);
+	/* Rings of a page, new: no other open held them. */
+	ASSERT_EQ(alloc0 + 1, state("rings_allocated"));
 	ASSERT_EQ(0, ioctl(self->fd, KMON_SET_CLASSES, &none));
 	ASSERT_EQ(0, ioctl(self->fd, KMON_START));
-	for (k = 0; k < 3; k++) {
+	for (k = 0; k < 10; k++) {
 		ASSERT_EQ(0, trigger("reserve 200", &logged, &ctx, &error));
 		ASSERT_EQ(200U, logged);
 		ASSERT_EQ(KMON_CTX_TASK, ctx);
@@ -646,7 +661,7 @@ TEST_F(kmon, reserve_wraps_the_ring)
 	for (i = 6; i < 64; i++)
 		ASSERT_EQ(0, self->buf[KMON_HDR_SIZE + i]);
 	ASSERT_EQ(0, ioctl(self->fd, KMON_GET_STATS, &st));
-	ASSERT_EQ(601ULL, st.records);
+	ASSERT_EQ(2001ULL, st.records);
 	ASSERT_EQ(0ULL, st.overruns);
 	ASSERT_EQ(0ULL, st.ring_overruns);
 	ASSERT_EQ(0LL, ring_sum("corrupt"));
@@ -1044,14 +1059,6 @@ static bool wait_sleeping(pid_t pid)
 	return false;
 }
 
-static void pin_cpu0(void)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(0, &set);
-	sched_setaffinity(0, sizeof(set), &set);
-}
 
 /*
  * A ping-pong over two pipes, both tasks on CPU 0, logged by kmon at
