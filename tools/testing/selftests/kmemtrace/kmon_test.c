@@ -1059,7 +1059,6 @@ static bool wait_sleeping(pid_t pid)
 	return false;
 }
 
-
 /*
  * A ping-pong over two pipes, both tasks on CPU 0, logged by kmon at
  * its default classes while ftrace's hist triggers count sched_switch
