@@ -28,7 +28,7 @@ demo:
 check:
 	@$(SCRIPTS)/check
 
-bench: user
+bench: user kernel-off
 	@$(SCRIPTS)/bench
 
 deps:
