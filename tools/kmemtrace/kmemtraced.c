@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <time.h>
@@ -52,6 +53,15 @@ static int drain;
 static __u64 drain_limit = ~0ULL;
 /* The kmemtrace directory if -e turned tracing on, for fatal() to undo. */
 static const char *enabled_dir;
+/*
+ * The readers' nice value. At the priority of a task that allocates
+ * without pause, a reader on the same CPU gets half of it and falls
+ * behind; the kernel then drops events. Above it, the reader runs when
+ * there is something to read, and the allocating task slows down
+ * instead (Documentation/trace/kmemtrace.rst, "Cost and loss").
+ */
+static int reader_nice = -10;
+static int nice_warned;
 
 struct reader {
 	pthread_t thread;
@@ -92,7 +102,7 @@ static void fatal(const char *fmt, ...)
 static void help(FILE *f)
 {
 	fprintf(f,
-		"usage: %s [-o DIR] [-t SECONDS] [-e] [-q] [-d DEBUGFS_DIR]\n"
+		"usage: %s [-o DIR] [-t SECONDS] [-e] [-q] [-n NICE] [-d DEBUGFS_DIR]\n"
 		"Captures kmemtrace events from debugfs kmemtrace/cpu<n> into DIR\n"
 		"(default kmemtrace.out): DIR/cpu<n>, DIR/meta, DIR/kallsyms, DIR/caches.\n"
 		"  -o, --output=DIR      where to write (created; must be empty)\n"
@@ -100,6 +110,8 @@ static void help(FILE *f)
 		"  -e, --enable          turn tracing on at the start and off before the\n"
 		"                        final drain: a complete capture\n"
 		"  -q, --quiet           no progress line\n"
+		"  -n, --nice=NICE       the readers' nice value, -20 to 19 (default -10:\n"
+		"                        ahead of the tasks whose events they read)\n"
 		"  -d, --dir=PATH        the kmemtrace directory\n"
 		"                        (default /sys/kernel/debug/kmemtrace)\n"
 		"Exit status: 0 done, 1 done but events were lost, 2 error.\n",
@@ -235,6 +247,11 @@ static void *reader_main(void *arg)
 	CPU_ZERO(&set);
 	CPU_SET(r->cpu, &set);
 	r->pinned = !pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+	/* Linux: a thread's own nice value, by its thread ID. */
+	if (setpriority(PRIO_PROCESS, gettid(), reader_nice) &&
+	    !__atomic_exchange_n(&nice_warned, 1, __ATOMIC_RELAXED))
+		fprintf(stderr, "%s: readers at nice %d: %s; reading at the nice value inherited\n",
+			prog, reader_nice, strerror(errno));
 	for (;;) {
 		struct pollfd pfd = { .fd = r->in, .events = POLLIN };
 		ssize_t n;
@@ -562,6 +579,7 @@ int main(int argc, char **argv)
 		{ "time", required_argument, NULL, 't' },
 		{ "enable", no_argument, NULL, 'e' },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "nice", required_argument, NULL, 'n' },
 		{ "dir", required_argument, NULL, 'd' },
 		{ "help", no_argument, NULL, 'h' },
 		{ }
@@ -574,9 +592,10 @@ int main(int argc, char **argv)
 	double seconds = 0;
 	char path[PATH_MAX], *s, *end;
 	unsigned long ticks;
+	long lnice;
 	int c, i, abi, status = 0;
 
-	while ((c = getopt_long(argc, argv, "o:t:eqd:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "o:t:eqn:d:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			out = optarg;
@@ -591,6 +610,13 @@ int main(int argc, char **argv)
 			break;
 		case 'q':
 			quiet = true;
+			break;
+		case 'n':
+			errno = 0;
+			lnice = strtol(optarg, &end, 10);
+			if (errno || end == optarg || *end || lnice < -20 || lnice > 19)
+				fatal("-n %s: not a nice value from -20 to 19", optarg);
+			reader_nice = lnice;
 			break;
 		case 'd':
 			dir = optarg;

@@ -5,7 +5,7 @@
  * Documentation/trace/kmon.rst.
  *
  *   kmonlog [-d KDEV] [-b BUFSIZ] [-c CLASSES] [-o OUTFIL] [-t MSTEST]
- *           [-m BMAX] [-p PIDFIL] [-h] [-V]
+ *           [-m BMAX] [-p PIDFIL] [-n NICE] [-h] [-V]
  *
  * It starts an instance, writes whole records to OUTFIL until MSTEST
  * milliseconds have passed, BMAX bytes were written, or SIGINT/SIGTERM;
@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -300,6 +301,8 @@ static const char help_text[] =
 	"  -t MSTEST stop after MSTEST milliseconds (default unlimited)\n"
 	"  -m BMAX   stop after BMAX bytes of records (default unlimited)\n"
 	"  -p PIDFIL write the tasks the records name to PIDFIL (default pids.dat)\n"
+	"  -n NICE   read at nice NICE, -20 to 19 (default -10: ahead of the\n"
+	"            tasks whose records it reads, so that it keeps up)\n"
 	"  -h        show this help and exit\n"
 	"  -V        show the version and exit\n"
 	"\n"
@@ -311,7 +314,7 @@ static const char help_text[] =
 static void usage(FILE *f)
 {
 	fprintf(f, "Usage: %s [-d KDEV] [-b BUFSIZ] [-c CLASSES] [-o OUTFIL] [-t MSTEST]", prog);
-	fputs(" [-m BMAX] [-p PIDFIL] [-h] [-V]\n", f);
+	fputs(" [-m BMAX] [-p PIDFIL] [-n NICE] [-h] [-V]\n", f);
 	fputs(help_text, f);
 }
 
@@ -346,9 +349,12 @@ int main(int argc, char **argv)
 	bool draining = false;
 	FILE *out = stdout, *pf;
 	size_t i;
+	/* As kmemtraced's readers: see there. */
+	long lnice = -10;
+	char *end;
 	int fd, c;
 
-	while ((c = getopt(argc, argv, "d:b:c:o:t:m:p:hV")) != -1) {
+	while ((c = getopt(argc, argv, "d:b:c:o:t:m:p:n:hV")) != -1) {
 		switch (c) {
 		case 'd':
 			dev = optarg;
@@ -373,6 +379,15 @@ int main(int argc, char **argv)
 		case 'p':
 			pid_path = optarg;
 			break;
+		case 'n':
+			errno = 0;
+			lnice = strtol(optarg, &end, 10);
+			if (errno || end == optarg || *end || lnice < -20 || lnice > 19) {
+				fprintf(stderr, "%s: -n %s: not a nice value from -20 to 19\n",
+					prog, optarg);
+				exit(2);
+			}
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -393,6 +408,9 @@ int main(int argc, char **argv)
 	fd = open(dev, O_RDONLY);
 	if (fd < 0)
 		fatal("%s: %s", dev, strerror(errno));
+	if (setpriority(PRIO_PROCESS, 0, lnice))
+		fprintf(stderr, "%s: nice %ld: %s; reading at the nice value inherited\n",
+			prog, lnice, strerror(errno));
 	if (ioctl(fd, KMON_BUFFSIZE, &bufsize))
 		fatal("%s: buffer size %ld: %s (from %ld to %ld bytes)", dev, bufsize,
 		      strerror(errno), KMON_BUFFSIZE_MIN, KMON_BUFFSIZE_MAX);
