@@ -54,13 +54,15 @@ static __u64 drain_limit = ~0ULL;
 /* The kmemtrace directory if -e turned tracing on, for fatal() to undo. */
 static const char *enabled_dir;
 /*
- * The readers' nice value. At the priority of a task that allocates
- * without pause, a reader on the same CPU gets half of it and falls
- * behind; the kernel then drops events. Above it, the reader runs when
- * there is something to read, and the allocating task slows down
- * instead (Documentation/trace/kmemtrace.rst, "Cost and loss").
+ * The readers' nice value: -n, or -10 if kmemtraced was started at the
+ * default 0. At the priority of a task that allocates without pause, a
+ * reader on the same CPU gets half of it and falls behind; the kernel
+ * then drops events. Ahead of it, the reader runs when there is
+ * something to read, and the allocating task slows down instead
+ * (Documentation/trace/kmemtrace.rst, "Cost and loss").
  */
 static int reader_nice = -10;
+static bool nice_given, nice_set;
 static int nice_warned;
 
 struct reader {
@@ -110,8 +112,9 @@ static void help(FILE *f)
 		"  -e, --enable          turn tracing on at the start and off before the\n"
 		"                        final drain: a complete capture\n"
 		"  -q, --quiet           no progress line\n"
-		"  -n, --nice=NICE       the readers' nice value, -20 to 19 (default -10:\n"
-		"                        ahead of the tasks whose events they read)\n"
+		"  -n, --nice=NICE       the readers' nice value, -20 to 19 (default: -10\n"
+		"                        if started at nice 0, so that they keep up with\n"
+		"                        tasks that allocate without pause; else unchanged)\n"
 		"  -d, --dir=PATH        the kmemtrace directory\n"
 		"                        (default /sys/kernel/debug/kmemtrace)\n"
 		"Exit status: 0 done, 1 done but events were lost, 2 error.\n",
@@ -247,8 +250,8 @@ static void *reader_main(void *arg)
 	CPU_ZERO(&set);
 	CPU_SET(r->cpu, &set);
 	r->pinned = !pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
-	/* Linux: a thread's own nice value, by its thread ID. */
-	if (setpriority(PRIO_PROCESS, gettid(), reader_nice) &&
+	/* Linux: PRIO_PROCESS 0 is the calling thread. */
+	if (nice_set && setpriority(PRIO_PROCESS, 0, reader_nice) && nice_given &&
 	    !__atomic_exchange_n(&nice_warned, 1, __ATOMIC_RELAXED))
 		fprintf(stderr, "%s: readers at nice %d: %s; reading at the nice value inherited\n",
 			prog, reader_nice, strerror(errno));
@@ -617,6 +620,7 @@ int main(int argc, char **argv)
 			if (errno || end == optarg || *end || lnice < -20 || lnice > 19)
 				fatal("-n %s: not a nice value from -20 to 19", optarg);
 			reader_nice = lnice;
+			nice_given = true;
 			break;
 		case 'd':
 			dir = optarg;
@@ -633,6 +637,10 @@ int main(int argc, char **argv)
 		help(stderr);
 		return 2;
 	}
+
+	/* A nice value the caller chose is theirs; 0 is nobody's choice. */
+	errno = 0;
+	nice_set = nice_given || (getpriority(PRIO_PROCESS, 0) == 0 && !errno);
 
 	snprintf(path, sizeof(path), "%s/abi_version", dir);
 	s = read_text(path);

@@ -301,8 +301,9 @@ static const char help_text[] =
 	"  -t MSTEST stop after MSTEST milliseconds (default unlimited)\n"
 	"  -m BMAX   stop after BMAX bytes of records (default unlimited)\n"
 	"  -p PIDFIL write the tasks the records name to PIDFIL (default pids.dat)\n"
-	"  -n NICE   read at nice NICE, -20 to 19 (default -10: ahead of the\n"
-	"            tasks whose records it reads, so that it keeps up)\n"
+	"  -n NICE   read at nice NICE, -20 to 19 (default: -10 if started at\n"
+	"            nice 0, so that it keeps up with tasks that log without\n"
+	"            pause; else unchanged)\n"
 	"  -h        show this help and exit\n"
 	"  -V        show the version and exit\n"
 	"\n"
@@ -350,6 +351,7 @@ int main(int argc, char **argv)
 	FILE *out = stdout, *pf;
 	size_t i;
 	/* As kmemtraced's readers: see there. */
+	bool nice_given = false;
 	long lnice = -10;
 	char *end;
 	int fd, c;
@@ -387,6 +389,7 @@ int main(int argc, char **argv)
 					prog, optarg);
 				exit(2);
 			}
+			nice_given = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -408,7 +411,10 @@ int main(int argc, char **argv)
 	fd = open(dev, O_RDONLY);
 	if (fd < 0)
 		fatal("%s: %s", dev, strerror(errno));
-	if (setpriority(PRIO_PROCESS, 0, lnice))
+	/* A nice value the caller chose is theirs; 0 is nobody's choice. */
+	errno = 0;
+	if ((nice_given || (getpriority(PRIO_PROCESS, 0) == 0 && !errno)) &&
+	    setpriority(PRIO_PROCESS, 0, lnice) && nice_given)
 		fprintf(stderr, "%s: nice %ld: %s; reading at the nice value inherited\n",
 			prog, lnice, strerror(errno));
 	if (ioctl(fd, KMON_BUFFSIZE, &bufsize))

@@ -579,7 +579,9 @@ TEST_F(kmon, ring_overrun_counted)
  * A ring past half full is flushed by its own CPU's irq_work, without
  * waiting for the writer to let the flush work run: with rings of a
  * page (240 records of 17 bytes), a burst of 100000 records from
- * process context, with no scheduling point, loses none.
+ * process context, with no scheduling point in it on a kernel without
+ * preemption, loses none. (An architecture that runs irq_work only
+ * from the tick would overrun here; x86 raises a self-interrupt.)
  */
 TEST_F(kmon, task_burst_flushed_by_kick)
 {
