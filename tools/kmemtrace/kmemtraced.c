@@ -28,7 +28,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <time.h>
@@ -37,6 +36,7 @@
 #include "kmt_events.h"
 #include "kmt_meta.h"
 #include "kmt_msg.h"
+#include "kmt_nice.h"
 
 #define MAX_CPUS	1024
 #define READ_SIZE	(256 * 1024)
@@ -53,15 +53,8 @@ static int drain;
 static __u64 drain_limit = ~0ULL;
 /* The kmemtrace directory if -e turned tracing on, for fatal() to undo. */
 static const char *enabled_dir;
-/*
- * The readers' nice value: -n, or -10 if kmemtraced was started at the
- * default 0. At the priority of a task that allocates without pause, a
- * reader on the same CPU gets half of it and falls behind; the kernel
- * then drops events. Ahead of it, the reader runs when there is
- * something to read, and the allocating task slows down instead
- * (Documentation/trace/kmemtrace.rst, "Cost and loss").
- */
-static int reader_nice = -10;
+/* The readers' nice value (kmt_nice.h), if they set one. */
+static int reader_nice = KMT_NICE_DEFAULT;
 static bool nice_given, nice_set;
 static int nice_warned;
 
@@ -595,7 +588,6 @@ int main(int argc, char **argv)
 	double seconds = 0;
 	char path[PATH_MAX], *s, *end;
 	unsigned long ticks;
-	long lnice;
 	int c, i, abi, status = 0;
 
 	while ((c = getopt_long(argc, argv, "o:t:eqn:d:h", longopts, NULL)) != -1) {
@@ -615,11 +607,8 @@ int main(int argc, char **argv)
 			quiet = true;
 			break;
 		case 'n':
-			errno = 0;
-			lnice = strtol(optarg, &end, 10);
-			if (errno || end == optarg || *end || lnice < -20 || lnice > 19)
+			if (!kmt_parse_nice(optarg, &reader_nice))
 				fatal("-n %s: not a nice value from -20 to 19", optarg);
-			reader_nice = lnice;
 			nice_given = true;
 			break;
 		case 'd':
@@ -638,9 +627,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 
-	/* A nice value the caller chose is theirs; 0 is nobody's choice. */
-	errno = 0;
-	nice_set = nice_given || (getpriority(PRIO_PROCESS, 0) == 0 && !errno);
+	nice_set = kmt_nice_wanted(nice_given);
 
 	snprintf(path, sizeof(path), "%s/abi_version", dir);
 	s = read_text(path);

@@ -25,7 +25,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -36,6 +35,7 @@
 #include "kmt_classes.h"
 #include "kmt_meta.h"
 #include "kmt_msg.h"
+#include "kmt_nice.h"
 
 #define KMONLOG_VERSION	"1.0"
 #define READ_SIZE	(4 << 20)
@@ -350,11 +350,8 @@ int main(int argc, char **argv)
 	bool draining = false;
 	FILE *out = stdout, *pf;
 	size_t i;
-	/* As kmemtraced's readers: see there. */
+	int nice = KMT_NICE_DEFAULT, fd, c;
 	bool nice_given = false;
-	long lnice = -10;
-	char *end;
-	int fd, c;
 
 	while ((c = getopt(argc, argv, "d:b:c:o:t:m:p:n:hV")) != -1) {
 		switch (c) {
@@ -382,9 +379,7 @@ int main(int argc, char **argv)
 			pid_path = optarg;
 			break;
 		case 'n':
-			errno = 0;
-			lnice = strtol(optarg, &end, 10);
-			if (errno || end == optarg || *end || lnice < -20 || lnice > 19) {
+			if (!kmt_parse_nice(optarg, &nice)) {
 				fprintf(stderr, "%s: -n %s: not a nice value from -20 to 19\n",
 					prog, optarg);
 				exit(2);
@@ -411,12 +406,9 @@ int main(int argc, char **argv)
 	fd = open(dev, O_RDONLY);
 	if (fd < 0)
 		fatal("%s: %s", dev, strerror(errno));
-	/* A nice value the caller chose is theirs; 0 is nobody's choice. */
-	errno = 0;
-	if ((nice_given || (getpriority(PRIO_PROCESS, 0) == 0 && !errno)) &&
-	    setpriority(PRIO_PROCESS, 0, lnice) && nice_given)
-		fprintf(stderr, "%s: nice %ld: %s; reading at the nice value inherited\n",
-			prog, lnice, strerror(errno));
+	if (kmt_nice_wanted(nice_given) && setpriority(PRIO_PROCESS, 0, nice) && nice_given)
+		fprintf(stderr, "%s: nice %d: %s; reading at the nice value inherited\n",
+			prog, nice, strerror(errno));
 	if (ioctl(fd, KMON_BUFFSIZE, &bufsize))
 		fatal("%s: buffer size %ld: %s (from %ld to %ld bytes)", dev, bufsize,
 		      strerror(errno), KMON_BUFFSIZE_MIN, KMON_BUFFSIZE_MAX);

@@ -511,6 +511,25 @@ TEST_F(kmon, poll_and_overrun)
 #define RING_SIZE	"/sys/module/kmon/parameters/ring_size"
 
 /*
+ * Closes @fd and opens /dev/kmon again with rings of a page
+ * (kmon.ring_size is read by the first open, so no other may hold the
+ * device). Return: the new file descriptor, or -1.
+ */
+static int reopen_page_rings(int fd)
+{
+	char page[32];
+	int ret;
+
+	snprintf(page, sizeof(page), "%ld", sysconf(_SC_PAGESIZE));
+	close(fd);
+	if (set_saved(RING_SIZE, page))
+		return -1;
+	ret = open(KMON_DEV, O_RDONLY);
+	restore_saved();
+	return ret;
+}
+
+/*
  * The rings refuse what they cannot hold, and count it exactly: with
  * rings of a page (kmon.ring_size, taken by the first open), a burst of
  * 1000 records from a hard interrupt overflows its ring, which nothing
@@ -522,16 +541,11 @@ TEST_F(kmon, ring_overrun_counted)
 	struct kmon_stats before, mid, after;
 	struct pollfd p = { .events = POLLIN };
 	uint64_t none = 0;
-	char page[32];
 	unsigned int logged;
 	int ctx, error;
 	long size = 4 << 20;
 
-	snprintf(page, sizeof(page), "%ld", sysconf(_SC_PAGESIZE));
-	close(self->fd);
-	ASSERT_EQ(0, set_saved(RING_SIZE, page));
-	self->fd = open(KMON_DEV, O_RDONLY);
-	restore_saved();
+	self->fd = reopen_page_rings(self->fd);
 	ASSERT_LE(0, self->fd);
 	p.fd = self->fd;
 	ASSERT_EQ(0, ioctl(self->fd, KMON_SET_CLASSES, &none));
@@ -587,16 +601,11 @@ TEST_F(kmon, task_burst_flushed_by_kick)
 {
 	struct kmon_stats st;
 	uint64_t none = 0;
-	char page[32];
 	unsigned int logged, i;
 	int ctx, error;
 	long size = 4 << 20;
 
-	snprintf(page, sizeof(page), "%ld", sysconf(_SC_PAGESIZE));
-	close(self->fd);
-	ASSERT_EQ(0, set_saved(RING_SIZE, page));
-	self->fd = open(KMON_DEV, O_RDONLY);
-	restore_saved();
+	self->fd = reopen_page_rings(self->fd);
 	ASSERT_LE(0, self->fd);
 	ASSERT_EQ(0, ioctl(self->fd, KMON_SET_CLASSES, &none));
 	ASSERT_EQ(0, ioctl(self->fd, KMON_BUFFSIZE, &size));
@@ -656,18 +665,13 @@ TEST_F(kmon, reserve_wraps_the_ring)
 {
 	struct kmon_stats st;
 	uint64_t none = 0;
-	char page[32];
 	unsigned int logged, i, k;
 	long long alloc0;
 	int ctx, error;
 
 	pin_cpu0();
-	snprintf(page, sizeof(page), "%ld", sysconf(_SC_PAGESIZE));
-	close(self->fd);
 	alloc0 = state("rings_allocated");
-	ASSERT_EQ(0, set_saved(RING_SIZE, page));
-	self->fd = open(KMON_DEV, O_RDONLY);
-	restore_saved();
+	self->fd = reopen_page_rings(self->fd);
 	ASSERT_LE(0, self->fd);
 	/* Rings of a page, new: no other open held them. */
 	ASSERT_EQ(alloc0 + 1, state("rings_allocated"));
