@@ -17,6 +17,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -136,7 +137,8 @@ static void load_pids(const char *file)
 		fatal("%s: %s", file, strerror(errno));
 	free(line);
 	fclose(f);
-	qsort(names, nnames, sizeof(*names), cmp_pidname);
+	if (nnames)	/* names is NULL for an empty file: no qsort(NULL, 0) */
+		qsort(names, nnames, sizeof(*names), cmp_pidname);
 }
 
 static const char *name_of(uint32_t pid)
@@ -256,7 +258,12 @@ static void close_slice(uint32_t cpu, struct cpu_track *t, uint64_t ts)
  */
 static long long rebase(uint64_t ts, uint64_t t0)
 {
-	return ts >= t0 ? (long long)((ts - t0) / opt.scale) : -(long long)((t0 - ts) / opt.scale);
+	uint64_t d = (ts >= t0 ? ts - t0 : t0 - ts) / opt.scale;
+
+	/* More than 63 bits (of nanoseconds, -s 1) saturate: no overflow. */
+	if (d > LLONG_MAX)
+		d = LLONG_MAX;
+	return ts >= t0 ? (long long)d : -(long long)d;
 }
 
 static const char *const ctx_names[] = { "task", "softirq", "hardirq", "nmi" };

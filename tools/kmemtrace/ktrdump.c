@@ -220,8 +220,15 @@ static void load_formats(const char *dir)
 		*nl = '\0';
 		next = nl + 1;
 		if (sscanf(line, "%llu %llx %u %x %n", &id, &class, &nargs, &wide, &off) != 4 ||
-		    !off || nargs > MAX_ARGS || id > 0xffffff)
+		    !off || nargs > MAX_ARGS)
 			fatal("%s: line %u: not a format line: %s", path, lineno, line);
+		/*
+		 * The kernel numbers the lines from 0; a larger id would make
+		 * the table larger than the file (a line of id 0xffffff: 805 MB).
+		 */
+		if (id >= lineno)
+			fatal("%s: line %u: id %llu, above the line's %u (%s)", path, lineno, id,
+			      lineno - 1, "ids count the lines from 0");
 		sp = line + off;
 		q = strchr(sp, ' ');
 		colon = q ? memrchr(sp, ':', q - sp) : NULL;
@@ -237,6 +244,9 @@ static void load_formats(const char *dir)
 			memset(fmts + nfmts, 0, (n - nfmts) * sizeof(*fmts));
 			nfmts = n;
 		}
+		/* An id listed twice: the last line, as ever, without a leak. */
+		free(fmts[id].file);
+		free(fmts[id].text);
 		fmts[id].present = true;
 		fmts[id].class = class;
 		fmts[id].nargs = nargs;
@@ -261,10 +271,13 @@ static void load_classes(const char *dir)
 	f = fopen(path, "r");
 	if (!f)
 		return;		/* names are optional; masks always work */
-	while (fgets(line, sizeof(line), f))
+	while (fgets(line, sizeof(line), f)) {
 		if (line[0] != '#' && sscanf(line, "%u %63s", &bit, name) == 2 &&
-		    bit < NR_CLASSES)
+		    bit < NR_CLASSES) {
+			free(class_names[bit]);	/* a bit named twice: the last name */
 			class_names[bit] = strdup(name);
+		}
+	}
 	fclose(f);
 }
 
@@ -411,7 +424,8 @@ static void __printf(2, 3) lprintf(struct line *l, const char *fmt, ...)
 
 	for (;;) {
 		va_start(ap, fmt);
-		n = vsnprintf(l->buf + l->len, l->cap - l->len, fmt, ap);
+		/* No buffer yet: only the length (no NULL + 0, undefined). */
+		n = vsnprintf(l->buf ? l->buf + l->len : NULL, l->cap - l->len, fmt, ap);
 		va_end(ap);
 		if (n < 0)
 			fatal("cannot format an entry");
@@ -705,8 +719,9 @@ static void print_entry(struct line *l, const struct entry *e, const struct entr
 	} else {
 		int64_t d = older ? (int64_t)(e->ts - older->ts) : 0;
 
+		/* Negated unsigned: -d of INT64_MIN would overflow. */
 		lprintf(l, "%s%*llx ", d < 0 ? "-" : "", d < 0 ? 7 : 8,
-			(unsigned long long)(d < 0 ? -d : d));
+			d < 0 ? -(unsigned long long)d : (unsigned long long)d);
 	}
 	if (opt.lines)
 		lprintf(l, "%s:%u ", fmts[e->fmt].file, fmts[e->fmt].line);

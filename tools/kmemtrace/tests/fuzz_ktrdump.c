@@ -1,0 +1,438 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * fuzz_ktrdump - a libFuzzer harness for ktrdump: its readers of a KTR
+ * capture directory (the formats table and its escapes, the classes
+ * file, the raw cpu<N> files and the strings of their entries), the
+ * checks and printing of the formats' conversions, the merge of the
+ * CPUs, --follow's single read, and the -m and -c arguments, on
+ * arbitrary bytes.
+ *
+ *   clang -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE \
+ *	-I tools/include -isystem usr/include -o fuzz_ktrdump fuzz_ktrdump.c
+ *   ./fuzz_ktrdump CORPUS_DIR		fuzz
+ *   ./fuzz_ktrdump FILE...		replay
+ *
+ * Input: one flags byte (bit 0: -a; bit 1: -l; bit 2: -o; bit 3: -f,
+ * which reads once, as when interrupted at once; bit 4: two CPU files),
+ * two bytes of length (little endian) and the formats file, two bytes
+ * of length and the classes file (none if 0), one byte of length and
+ * the argument of -m (not given if 0), one byte of length and that of
+ * -c (not given if 0), then the bytes of cpu0, or with bit 4 two bytes
+ * of length, that many bytes of cpu0, the rest being cpu1. The files
+ * are written to a directory of their own (under $TMPDIR, or /tmp),
+ * which ktrdump's main() reads as it reads any capture.
+ *
+ * ktrdump exits at the first bad line or entry, through kmt_die() or
+ * exit(): here exit() jumps back to the harness. What the tool then
+ * still holds, the harness frees: it keeps the set of the tool's heap
+ * blocks and open files and directories (the allocation functions,
+ * fopen() and opendir() are wrapped by macros) and releases them all.
+ * After a run that does not exit, it frees the tool's globals only and
+ * forgets the rest, which LeakSanitizer then reports as leaked.
+ */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include <linux/compiler.h>
+#include <linux/ktr.h>
+
+static jmp_buf fuzz_env;
+
+/* The tool's exit(): back to LLVMFuzzerTestOneInput(). */
+static void __noreturn fuzz_exit(int status)
+{
+	longjmp(fuzz_env, status ? status : 1);
+}
+
+/*
+ * The tool's heap blocks: a set of pointers, open addressing with
+ * linear probing, in memory of the harness's own.
+ */
+static void **heap;
+static size_t heap_cap = 1024, heap_n;
+
+static size_t heap_slot(const void *p)
+{
+	return ((uintptr_t)p * 0x9e3779b97f4a7c15ULL >> 32) & (heap_cap - 1);
+}
+
+static void heap_add(void *p)
+{
+	size_t i;
+
+	if (2 * (heap_n + 1) > heap_cap) {
+		void **old = heap;
+		size_t n = heap_cap;
+
+		heap_cap *= 2;
+		heap = calloc(heap_cap, sizeof(*heap));
+		if (!heap)
+			abort();
+		heap_n = 0;
+		for (i = 0; i < n; i++)
+			if (old[i])
+				heap_add(old[i]);
+		free(old);
+	}
+	for (i = heap_slot(p); heap[i]; i = (i + 1) & (heap_cap - 1))
+		;
+	heap[i] = p;
+	heap_n++;
+}
+
+static void heap_del(void *p)
+{
+	size_t i, j, k;
+
+	for (i = heap_slot(p); heap[i] != p; i = (i + 1) & (heap_cap - 1))
+		if (!heap[i])
+			return;		/* not the tool's */
+	/* Moves back what follows in the run, unless it sits at its slot. */
+	for (j = i;;) {
+		j = (j + 1) & (heap_cap - 1);
+		if (!heap[j])
+			break;
+		k = heap_slot(heap[j]);
+		if (i <= j ? i < k && k <= j : i < k || k <= j)
+			continue;
+		heap[i] = heap[j];
+		i = j;
+	}
+	heap[i] = NULL;
+	heap_n--;
+}
+
+static void *fuzz_tracked(void *p)
+{
+	if (p)
+		heap_add(p);
+	return p;
+}
+
+static __maybe_unused void *fuzz_malloc(size_t n)
+{
+	return fuzz_tracked(malloc(n));
+}
+
+static void *fuzz_calloc(size_t n, size_t size)
+{
+	return fuzz_tracked(calloc(n, size));
+}
+
+static void *fuzz_realloc(void *p, size_t n)
+{
+	void *q = realloc(p, n);
+
+	if (p && (q || !n))
+		heap_del(p);
+	return fuzz_tracked(q);
+}
+
+static void fuzz_free(void *p)
+{
+	if (p)
+		heap_del(p);
+	free(p);
+}
+
+static char *fuzz_strdup(const char *s)
+{
+	return fuzz_tracked(strdup(s));
+}
+
+static char *fuzz_strndup(const char *s, size_t n)
+{
+	return fuzz_tracked(strndup(s, n));
+}
+
+/* The tool's open files and directories. */
+#define FUZZ_MAX_OPEN	8
+static FILE *files[FUZZ_MAX_OPEN];
+static DIR *dirs[FUZZ_MAX_OPEN];
+
+static void track(void **set, void *p)
+{
+	int i;
+
+	for (i = 0; i < FUZZ_MAX_OPEN; i++) {
+		if (!set[i]) {
+			set[i] = p;
+			return;
+		}
+	}
+	abort();
+}
+
+static void untrack(void **set, void *p)
+{
+	int i;
+
+	for (i = 0; i < FUZZ_MAX_OPEN; i++)
+		if (set[i] == p)
+			set[i] = NULL;
+}
+
+static FILE *fuzz_fopen(const char *path, const char *mode)
+{
+	FILE *f = fopen(path, mode);
+
+	if (f)
+		track((void **)files, f);
+	return f;
+}
+
+static int fuzz_fclose(FILE *f)
+{
+	untrack((void **)files, f);
+	return fclose(f);
+}
+
+static DIR *fuzz_opendir(const char *path)
+{
+	DIR *d = opendir(path);
+
+	if (d)
+		track((void **)dirs, d);
+	return d;
+}
+
+static int fuzz_closedir(DIR *d)
+{
+	untrack((void **)dirs, d);
+	return closedir(d);
+}
+
+#undef strdup
+#undef strndup
+#define exit(status)		fuzz_exit(status)
+#define malloc(n)		fuzz_malloc(n)
+#define calloc(n, size)		fuzz_calloc(n, size)
+#define realloc(p, n)		fuzz_realloc(p, n)
+#define free(p)			fuzz_free(p)
+#define strdup(s)		fuzz_strdup(s)
+#define strndup(s, n)		fuzz_strndup(s, n)
+#define fopen(path, mode)	fuzz_fopen(path, mode)
+#define fclose(f)		fuzz_fclose(f)
+#define opendir(path)		fuzz_opendir(path)
+#define closedir(d)		fuzz_closedir(d)
+#define main			ktrdump_main
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-parameter"	/* as the tools' Makefile */
+#include "../ktrdump.c"
+#pragma GCC diagnostic pop
+#undef main
+#undef closedir
+#undef opendir
+#undef fclose
+#undef fopen
+#undef strndup
+#undef strdup
+#undef free
+#undef realloc
+#undef calloc
+#undef malloc
+#undef exit
+
+static char dir[4096];
+static __typeof__(opt) opt_init;
+
+#ifndef ARRAY_SIZE
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+#endif
+
+static const char *const file_names[] = { "formats", "classes", "cpu0", "cpu1" };
+
+static void remove_dir(void)
+{
+	char path[4200];
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(file_names); i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, file_names[i]);
+		unlink(path);
+	}
+	rmdir(dir);
+}
+
+int LLVMFuzzerInitialize(int *argc __maybe_unused, char ***argv __maybe_unused)
+{
+	const char *tmp = getenv("TMPDIR");
+
+	/* The output goes nowhere; its code runs all the same. */
+	if (!freopen("/dev/null", "w", stdout))
+		abort();
+	snprintf(dir, sizeof(dir), "%s/fuzz_ktrdump.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	if (!mkdtemp(dir))
+		abort();
+	atexit(remove_dir);
+	heap = calloc(heap_cap, sizeof(*heap));
+	if (!heap)
+		abort();
+	opt_init = opt;
+	return 0;
+}
+
+/* DIR/@name holds the @len bytes at @data; @data NULL: no such file. */
+static void put_file(const char *name, const uint8_t *data, size_t len)
+{
+	char path[4200];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	if (!data) {
+		if (unlink(path) && errno != ENOENT)
+			abort();
+		return;
+	}
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	if (fd < 0 || write(fd, data, len) != (ssize_t)len || close(fd))
+		abort();
+}
+
+/* The next @width-byte (1 or 2) length and that many bytes, at most. */
+static const uint8_t *take(const uint8_t **data, size_t *size, int width, size_t *len)
+{
+	const uint8_t *p;
+
+	if (*size < (size_t)width) {
+		*data += *size;
+		*size = 0;
+		*len = 0;
+		return *data;
+	}
+	*len = width == 2 ? (*data)[0] | (*data)[1] << 8 : (*data)[0];
+	*data += width;
+	*size -= width;
+	if (*len > *size)
+		*len = *size;
+	p = *data;
+	*data += *len;
+	*size -= *len;
+	return p;
+}
+
+/* A NUL-terminated copy of @len bytes at @p, cut at the first NUL. */
+static void arg(char *buf, const uint8_t *p, size_t len)
+{
+	memcpy(buf, p, len);
+	buf[len] = '\0';
+}
+
+/*
+ * Everything ktrdump leaves behind, as it was before its main(). If it
+ * exited, every block it still holds is freed.
+ */
+static void reset(bool exited)
+{
+	unsigned int i;
+
+	for (i = 0; i < FUZZ_MAX_OPEN; i++) {
+		if (files[i])
+			fclose(files[i]);
+		if (dirs[i])
+			closedir(dirs[i]);
+		files[i] = NULL;
+		dirs[i] = NULL;
+	}
+	if (exited) {
+		for (i = 0; i < heap_cap; i++)
+			free(heap[i]);
+	} else {
+		for (i = 0; i < nfmts; i++) {
+			fuzz_free(fmts[i].file);
+			fuzz_free(fmts[i].text);
+		}
+		fuzz_free(fmts);
+		for (i = 0; i < NR_CLASSES; i++)
+			fuzz_free(class_names[i]);
+	}
+	/* What is left leaked: LeakSanitizer is to find it unreferenced. */
+	memset(heap, 0, heap_cap * sizeof(*heap));
+	heap_n = 0;
+	fmts = NULL;
+	nfmts = 0;
+	memset(class_names, 0, sizeof(class_names));
+	opt = opt_init;
+	stop = 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static char classes[256], cpus[256];
+	struct sigaction intr, term;
+	const uint8_t *p;
+	char *argv[12];
+	int flags, argc = 0;
+	size_t len, len0;
+
+	if (size < 1)
+		return 0;
+	flags = data[0];
+	data++;
+	size--;
+	p = take(&data, &size, 2, &len);
+	put_file("formats", p, len);
+	p = take(&data, &size, 2, &len);
+	put_file("classes", len ? p : NULL, len);
+	argv[argc++] = "ktrdump";
+	if (flags & 1)
+		argv[argc++] = "-a";
+	if (flags & 2)
+		argv[argc++] = "-l";
+	if (flags & 4)
+		argv[argc++] = "-o";
+	if (flags & 8)
+		argv[argc++] = "-f";
+	p = take(&data, &size, 1, &len);
+	if (len) {
+		arg(classes, p, len);
+		argv[argc++] = "-m";
+		argv[argc++] = classes;
+	}
+	p = take(&data, &size, 1, &len);
+	if (len) {
+		arg(cpus, p, len);
+		argv[argc++] = "-c";
+		argv[argc++] = cpus;
+	}
+	argv[argc++] = dir;
+	argv[argc] = NULL;
+	if (flags & 16) {
+		p = take(&data, &size, 2, &len0);
+		put_file("cpu0", p, len0);
+		put_file("cpu1", data, size);
+	} else {
+		put_file("cpu0", data, size);
+		put_file("cpu1", NULL, 0);
+	}
+
+	/* --follow: one read, then out, as if a signal had come. */
+	stop = 1;
+	sigaction(SIGINT, NULL, &intr);
+	sigaction(SIGTERM, NULL, &term);
+	optind = 0;	/* getopt_long() from the start */
+	if (!setjmp(fuzz_env)) {
+		ktrdump_main(argc, argv);
+		reset(false);
+	} else {
+		reset(true);
+	}
+	sigaction(SIGINT, &intr, NULL);
+	sigaction(SIGTERM, &term, NULL);
+	fflush(stdout);
+	return 0;
+}
