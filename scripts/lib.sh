@@ -10,6 +10,7 @@ BUILD=${KMT_BUILD:-$TOP/build}
 # CONFIG_KMEMTRACE=n (the "feature off" half of every check).
 KOBJ=$BUILD/kernel
 KOBJ_OFF=$BUILD/kernel-off
+KOBJ_DEBUG=$BUILD/kernel-debug
 # Guest images and the static user space that goes into them.
 IMAGES=$BUILD/images
 # ccache lives outside the repository so a fresh clone still hits it.
@@ -87,7 +88,7 @@ kmake() {
 }
 
 # A kernel log line that starts a splat: any of these fails a guest run.
-SPLAT_RE='(BUG:|WARNING:|Oops|Kernel panic|KASAN:|KCSAN:|UBSAN:|general protection fault|possible (recursive|circular) locking|inconsistent lock state|suspicious RCU usage|INFO: task .* blocked|kmemleak: [0-9]+ new suspected|Unable to handle kernel|detected stalls? on CPU)'
+SPLAT_RE='(BUG:|WARNING:|ODEBUG:|Oops|Kernel panic|KASAN:|KCSAN:|UBSAN:|general protection fault|possible (recursive|circular) locking|inconsistent lock state|suspicious RCU usage|INFO: task .* blocked|kmemleak: [0-9]+ new suspected|Unable to handle kernel|detected stalls? on CPU)'
 
 # Test results, one line each, counted by scripts/check:
 #   PASS: name | FAIL: name: why | SKIP: name: why

@@ -1,0 +1,1048 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kmt_stress - bounded stress tests of kmemtrace's interfaces, run on the
+ * test kernel and, longer, on the debug kernel (kernel/configs/
+ * kmemtrace_debug.config: KASAN, lockdep, kmemleak), where whatever they
+ * shake loose is reported. Each test runs for KMT_STRESS_SECONDS
+ * (default 3, at most 60) and then checks that the counters balance:
+ *
+ *   kmon_churn           threads open, close, start, stop, resize, read
+ *                        and poll /dev/kmon at random, on their own
+ *                        instances and on one they share, while records
+ *                        and allocations are logged; every call returns
+ *                        success or an error its documentation allows,
+ *                        and afterwards no instance, ring or start is
+ *                        left over
+ *   kmon_no_silent_loss  two started instances, one with a page-sized
+ *                        buffer, take a stream of test records from
+ *                        process context and hard interrupts: for each,
+ *                        records read + counted lost = records logged
+ *   kmonlog_counts       kmonlog with a small buffer, stopped by SIGINT,
+ *                        by -t and by -m: the records in its log plus
+ *                        the losses it reports (plus what -m cut) are
+ *                        every record logged
+ *   kmemtrace_toggle     class masks and the enable switch flipped, and
+ *                        relay readers attaching and detaching, under an
+ *                        allocation storm on both CPUs; then a capture,
+ *                        which must miss exactly what the kernel counted
+ *   hotplug_capture      CPU 1 taken offline and back while kmemtraced
+ *                        and a /dev/kmon instance capture a storm
+ *   alloc_failures       the same interfaces with a share of this task's
+ *                        slab and page allocations failing (failslab,
+ *                        fail_page_alloc): only -ENOMEM and the usual
+ *                        errors, and everything works again after
+ *
+ * Needs root, debugfs, CONFIG_KMON_SELFTEST and CONFIG_KMEMTRACE_ALLOC_
+ * SELFTEST; alloc_failures needs CONFIG_FAILSLAB and CONFIG_FAIL_PAGE_
+ * ALLOC with their debugfs files (tools/testing/selftests/kmemtrace/
+ * config), and skips, saying so, without them. The test records are
+ * counted as 17-byte records: CPU numbers below 255.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/kmon.h>
+#include <linux/ktr.h>
+
+#include "../kselftest_harness.h"
+#include "../../../kmemtrace/kmon_log.h"
+
+#define KMON_DEV	"/dev/kmon"
+#define KMT_DIR		"/sys/kernel/debug/kmemtrace"
+#define KMON_STATE	KMT_DIR "/kmon"
+#define KMON_TRIGGER	KMT_DIR "/kmon_selftest"
+#define ALLOC_TRIGGER	KMT_DIR "/alloc_selftest"
+#define CPU1_ONLINE	"/sys/devices/system/cpu/cpu1/online"
+/* A KMON_DT_TEST record of the trigger: header, type, context, sequence. */
+#define TEST_REC	(KMON_HDR_SIZE + 6)
+
+static int seconds = 3;
+static char tool_dir[PATH_MAX - 64];
+static int stop_flag;
+
+/* Set by the test's main thread, polled by its helper threads. */
+static bool stopping(void)
+{
+	return __atomic_load_n(&stop_flag, __ATOMIC_RELAXED);
+}
+
+static void set_stop(int v)
+{
+	__atomic_store_n(&stop_flag, v, __ATOMIC_RELAXED);
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static bool time_up(uint64_t end)
+{
+	return stopping() || mono_ns() >= end;
+}
+
+static uint64_t deadline(void)
+{
+	return mono_ns() + seconds * 1000000000ULL;
+}
+
+/* A cheap per-thread random number. */
+static unsigned int rnd(unsigned int *state)
+{
+	*state ^= *state << 13;
+	*state ^= *state >> 17;
+	*state ^= *state << 5;
+	return *state;
+}
+
+static int write_str(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = write(fd, s, strlen(s));
+	if (n < 0)
+		n = -errno;
+	close(fd);
+	return n == (ssize_t)strlen(s) ? 0 : (n < 0 ? (int)n : -EIO);
+}
+
+static char *read_text(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return NULL;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n < 0)
+		return NULL;
+	buf[n] = '\0';
+	return buf;
+}
+
+/* A "key value" field of the kmon state file, -1 if absent. */
+static long long state(const char *key)
+{
+	char line[160];
+	long long v = -1;
+	size_t klen = strlen(key);
+	FILE *f = fopen(KMON_STATE, "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, klen) && line[klen] == ' ')
+			v = atoll(line + klen + 1);
+	fclose(f);
+	return v;
+}
+
+static int __printf(1, 2) run(const char *fmt, ...)
+{
+	char cmd[1024];
+	va_list ap;
+	int st;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	st = system(cmd);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* The tools are installed beside the test (TEST_GEN_PROGS_EXTENDED). */
+static const char *tool(const char *name, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/%s", tool_dir, name);
+	return buf;
+}
+
+/* Logs @n test records through the trigger ("task N", "irq N"). */
+static int trigger(const char *mode, unsigned int n)
+{
+	char cmd[32];
+
+	snprintf(cmd, sizeof(cmd), "%s %u", mode, n);
+	return write_str(KMON_TRIGGER, cmd);
+}
+
+/*
+ * Waits a little for the rings to go: they are freed by the last close,
+ * which a helper thread or child of the test may be finishing.
+ */
+static void settle(void)
+{
+	int i;
+
+	for (i = 0; i < 100 && state("rings") > 0; i++)
+		usleep(20000);
+}
+
+/* ---- kmon_churn ----------------------------------------------------- */
+
+#define CHURN_THREADS	4
+#define CHURN_FDS	4
+
+struct churn {
+	pthread_t thread;
+	unsigned int seed;
+	int shared;
+	unsigned long long ops, errors;
+	char bad[160];
+};
+
+/* Whether @err is an error @op may return on a valid descriptor. */
+static bool allowed(const char *op, int err)
+{
+	if (err == ENOMEM)
+		return true;
+	if (!strcmp(op, "start") || !strcmp(op, "stop"))
+		return err == EALREADY;
+	if (!strcmp(op, "buffsize"))
+		return err == EBUSY || err == EINVAL;
+	if (!strcmp(op, "read"))
+		return err == EAGAIN || err == EINVAL;
+	if (!strcmp(op, "classes"))
+		return err == EINVAL;
+	return false;
+}
+
+static void churn_check(struct churn *c, const char *op, long ret)
+{
+	c->ops++;
+	if (ret >= 0 || allowed(op, errno))
+		return;
+	if (!c->errors++)
+		snprintf(c->bad, sizeof(c->bad), "%s: %s", op, strerror(errno));
+}
+
+static const uint64_t churn_classes[] = { 0, 1ULL << KTR_BIT_KMALLOC, 1ULL << 63 };
+
+static void churn_op(struct churn *c, int fd, char *buf)
+{
+	static const long sizes[] = { 4096, 65536, 1 << 20, 0, -1, 4095, 1L << 40 };
+	struct kmon_stats st;
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	uint64_t classes;
+
+	switch (rnd(&c->seed) % 8) {
+	case 0:
+		churn_check(c, "start", ioctl(fd, KMON_START));
+		break;
+	case 1:
+		churn_check(c, "stop", ioctl(fd, KMON_STOP));
+		break;
+	case 2: {
+		long size = sizes[rnd(&c->seed) % 7];
+
+		churn_check(c, "buffsize", ioctl(fd, KMON_BUFFSIZE, &size));
+		break;
+	}
+	case 3:
+		/* No class, kmalloc, or a class kmon has no source for. */
+		classes = churn_classes[rnd(&c->seed) % 3];
+		churn_check(c, "classes", ioctl(fd, KMON_SET_CLASSES, &classes));
+		break;
+	case 4:
+		churn_check(c, "stats", ioctl(fd, KMON_GET_STATS, &st));
+		break;
+	case 5:
+		churn_check(c, "poll", poll(&p, 1, 0));
+		break;
+	default:
+		churn_check(c, "read", read(fd, buf, rnd(&c->seed) % 65536));
+		break;
+	}
+}
+
+static void *churn_thread(void *arg)
+{
+	struct churn *c = arg;
+	int fds[CHURN_FDS], i;
+	uint64_t end = deadline();
+	char *buf = malloc(65536);
+
+	for (i = 0; i < CHURN_FDS; i++)
+		fds[i] = -1;
+	while (buf && !time_up(end)) {
+		i = rnd(&c->seed) % (CHURN_FDS + 2);
+		if (i >= CHURN_FDS) {
+			/* The shared instance, raced with the other threads. */
+			churn_op(c, c->shared, buf);
+		} else if (fds[i] < 0) {
+			fds[i] = open(KMON_DEV, O_RDONLY | O_NONBLOCK);
+			churn_check(c, "open", fds[i]);
+		} else if (rnd(&c->seed) % 16 == 0) {
+			churn_check(c, "close", close(fds[i]));
+			fds[i] = -1;
+		} else {
+			churn_op(c, fds[i], buf);
+		}
+	}
+	for (i = 0; i < CHURN_FDS; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	free(buf);
+	return NULL;
+}
+
+/* Records and allocations for the churn to carry, until told to stop. */
+static void *source_thread(void *arg)
+{
+	unsigned long long *n = arg;
+
+	while (!stopping()) {
+		if (!trigger("task", 200))
+			(*n)++;
+		if (!write_str(ALLOC_TRIGGER, "storm 500"))
+			(*n)++;
+	}
+	return NULL;
+}
+
+FIXTURE(stress) {
+	char dir[32];
+	char enable[8];
+	char mask[32];
+};
+
+FIXTURE_SETUP(stress)
+{
+	set_stop(0);
+	self->dir[0] = '\0';
+	if (access(KMON_TRIGGER, W_OK) || access(ALLOC_TRIGGER, W_OK) || access(KMON_DEV, R_OK))
+		SKIP(return, "needs root, /dev/kmon, %s and %s", "CONFIG_KMON_SELFTEST",
+		     "CONFIG_KMEMTRACE_ALLOC_SELFTEST");
+	ASSERT_NE(NULL, read_text(KMT_DIR "/enable", self->enable, sizeof(self->enable)));
+	ASSERT_NE(NULL, read_text(KMT_DIR "/mask", self->mask, sizeof(self->mask)));
+	snprintf(self->dir, sizeof(self->dir), "/tmp/kmt_stress.XXXXXX");
+	ASSERT_NE(NULL, mkdtemp(self->dir));
+	/* Nothing of an earlier test is open. */
+	settle();
+	ASSERT_EQ(0, state("open"));
+}
+
+FIXTURE_TEARDOWN(stress)
+{
+	set_stop(1);
+	/* alloc_failures' settings, should it have stopped half-way. */
+	write_str("/sys/kernel/debug/failslab/probability", "0");
+	write_str("/sys/kernel/debug/fail_page_alloc/probability", "0");
+	if (!access(CPU1_ONLINE, W_OK))
+		write_str(CPU1_ONLINE, "1");
+	write_str(KMT_DIR "/mask", self->mask);
+	write_str(KMT_DIR "/enable", self->enable);
+	if (self->dir[0])
+		run("rm -rf %s", self->dir);
+}
+
+/* After a test: no instance open or started, rings freed, none corrupt. */
+static void expect_balanced(struct __test_metadata *_metadata)
+{
+	settle();
+	EXPECT_EQ(0, state("open"));
+	EXPECT_EQ(0, state("started"));
+	EXPECT_EQ(0, state("rings"));
+	EXPECT_EQ(state("rings_allocated"), state("rings_freed"));
+}
+
+TEST_F_TIMEOUT(stress, kmon_churn, 300)
+{
+	struct churn c[CHURN_THREADS] = {};
+	unsigned long long ops = 0, sources = 0;
+	pthread_t src;
+	int shared, i;
+
+	shared = open(KMON_DEV, O_RDONLY | O_NONBLOCK);
+	ASSERT_LE(0, shared);
+	ASSERT_EQ(0, pthread_create(&src, NULL, source_thread, &sources));
+	for (i = 0; i < CHURN_THREADS; i++) {
+		c[i].seed = 0x9e3779b9u * (i + 1);
+		c[i].shared = shared;
+		ASSERT_EQ(0, pthread_create(&c[i].thread, NULL, churn_thread, &c[i]));
+	}
+	for (i = 0; i < CHURN_THREADS; i++) {
+		pthread_join(c[i].thread, NULL);
+		ops += c[i].ops;
+		EXPECT_EQ(0ULL, c[i].errors)
+			TH_LOG("thread %d: first unexpected error %s", i, c[i].bad);
+	}
+	set_stop(1);
+	pthread_join(src, NULL);
+	close(shared);
+	TH_LOG("%llu /dev/kmon operations by %d threads in %d s, %llu trigger writes meanwhile",
+	       ops, CHURN_THREADS, seconds, sources);
+	EXPECT_LT(100ULL, ops);
+	EXPECT_LT(0ULL, sources);
+	expect_balanced(_metadata);
+}
+
+/* ---- kmon_no_silent_loss --------------------------------------------- */
+
+struct reader {
+	pthread_t thread;
+	int fd;
+	unsigned long long records, other;
+	bool bad;
+};
+
+/* Counts the test records in @len bytes of whole records. */
+static void count_records(struct reader *r, const unsigned char *buf, size_t len)
+{
+	size_t off = 0;
+
+	while (off + KMON_HDR_SIZE <= len) {
+		size_t hl = kmon_hdr_len(buf + off), bl = kmon_blob_len(buf + off);
+
+		if (!bl || off + hl + bl > len) {
+			r->bad = true;
+			return;
+		}
+		if (buf[off + hl] == KMON_DT_TEST && bl == 6)
+			r->records++;
+		else
+			r->other++;
+		off += hl + bl;
+	}
+	if (off != len)
+		r->bad = true;
+}
+
+/* Reads until the instance is stopped and empty. */
+static void *reader_thread(void *arg)
+{
+	struct reader *r = arg;
+	unsigned char *buf = malloc(1 << 20);
+	struct pollfd p = { .fd = r->fd, .events = POLLIN };
+	struct kmon_stats st;
+	ssize_t n;
+
+	while (buf) {
+		n = read(r->fd, buf, 1 << 20);
+		if (n > 0) {
+			count_records(r, buf, n);
+			continue;
+		}
+		if (n < 0 && errno != EAGAIN) {
+			r->bad = true;
+			break;
+		}
+		if (ioctl(r->fd, KMON_GET_STATS, &st) || (!st.started && !st.buffered))
+			break;
+		poll(&p, 1, 10);
+	}
+	free(buf);
+	return NULL;
+}
+
+static int start_instance(long size)
+{
+	uint64_t none = 0;
+	int fd = open(KMON_DEV, O_RDONLY | O_NONBLOCK);
+
+	if (fd < 0)
+		return -1;
+	if (ioctl(fd, KMON_SET_CLASSES, &none) || ioctl(fd, KMON_BUFFSIZE, &size) ||
+	    ioctl(fd, KMON_START)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+TEST_F_TIMEOUT(stress, kmon_no_silent_loss, 300)
+{
+	long sizes[2] = { 4096, 4 << 20 };
+	struct reader r[2] = {};
+	unsigned long long logged = 0, writes = 0;
+	uint64_t end;
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		r[i].fd = start_instance(sizes[i]);
+		ASSERT_LE(0, r[i].fd);
+		ASSERT_EQ(0, pthread_create(&r[i].thread, NULL, reader_thread, &r[i]));
+	}
+	end = deadline();
+	while (!time_up(end)) {
+		/* Bursts of process-context records, and a hard interrupt's. */
+		ASSERT_EQ(0, trigger("task", 2000));
+		ASSERT_EQ(0, trigger("irq", 100));
+		logged += 2100;
+		writes += 2;
+	}
+	for (i = 0; i < 2; i++) {
+		struct kmon_stats st;
+
+		ASSERT_EQ(0, ioctl(r[i].fd, KMON_STOP));
+		pthread_join(r[i].thread, NULL);
+		ASSERT_EQ(0, ioctl(r[i].fd, KMON_GET_STATS, &st));
+		EXPECT_FALSE(r[i].bad) TH_LOG("instance %d: a malformed read", i);
+		EXPECT_EQ(0ULL, r[i].other) TH_LOG("instance %d: records not asked for", i);
+		/* Produced = read + counted lost, exactly. */
+		EXPECT_EQ(logged, r[i].records + st.overruns + st.ring_overruns)
+			TH_LOG("instance %d (%ld bytes): %llu logged, %llu read, %llu %s, %llu %s",
+			       i, sizes[i], logged, r[i].records,
+			       (unsigned long long)st.overruns, "lost in the buffer",
+			       (unsigned long long)st.ring_overruns, "refused by the rings");
+		TH_LOG("instance %d (%ld bytes): %llu records logged, %llu read, %llu %s, %llu %s",
+		       i, sizes[i], logged, r[i].records, (unsigned long long)st.overruns,
+		       "lost in the buffer", (unsigned long long)st.ring_overruns,
+		       "refused by the rings");
+		close(r[i].fd);
+	}
+	EXPECT_LT(0ULL, writes);
+	expect_balanced(_metadata);
+}
+
+/* ---- kmonlog_counts --------------------------------------------------- */
+
+/* Counts the records of a kmon log; false if it is malformed. */
+static bool log_records(const char *path, struct reader *r)
+{
+	unsigned char *buf;
+	struct stat sb;
+	bool ok = false;
+	int fd = open(path, O_RDONLY);
+
+	memset(r, 0, sizeof(*r));
+	if (fd < 0)
+		return false;
+	buf = fstat(fd, &sb) ? NULL : malloc(sb.st_size + 1);
+	if (!buf) {
+		close(fd);
+		return false;
+	}
+	if (read(fd, buf, sb.st_size) == sb.st_size) {
+		count_records(r, buf, sb.st_size);
+		ok = !r->bad;
+	}
+	free(buf);
+	close(fd);
+	return ok;
+}
+
+/*
+ * kmonlog's report on standard error: "N records received; lost: B
+ * (buffer full), R (refused by the rings)" and, with -m, "C records
+ * (...) past -m M not written". False without the first.
+ */
+static bool kmonlog_report(const char *errfile, unsigned long long *received,
+			   unsigned long long *lost, unsigned long long *cut)
+{
+	char line[512], *p;
+	unsigned long long b, rr;
+	bool found = false;
+	FILE *f = fopen(errfile, "r");
+
+	*cut = 0;
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f)) {
+		p = strstr(line, " s, ");
+		if (p && sscanf(p, " s, %llu records received; lost: %llu (buffer full), %llu",
+				received, &b, &rr) == 3) {
+			*lost = b + rr;
+			found = true;
+		}
+		p = strchr(line, ':');
+		if (p && strstr(line, " past -m "))
+			sscanf(p + 1, " %llu records", cut);
+	}
+	fclose(f);
+	return found;
+}
+
+/*
+ * Runs kmonlog (kmalloc events and the trigger's test records) with
+ * @args while 100000 test records are logged, stopping it with SIGINT
+ * if @sigint: everything the kernel delivered is in the log or past
+ * -m, the loss it reports is the kernel's, and no test record is
+ * unaccounted for.
+ */
+static void kmonlog_run(struct __test_metadata *_metadata, const char *dir, const char *how,
+			const char *args, bool sigint)
+{
+	char bin[PATH_MAX], out[PATH_MAX], err[PATH_MAX], pids[PATH_MAX];
+	unsigned long long logged = 0, received, lost, cut;
+	struct reader r;
+	int status, i;
+	pid_t pid;
+
+	snprintf(out, sizeof(out), "%s/%s.log", dir, how);
+	snprintf(err, sizeof(err), "%s/%s.err", dir, how);
+	snprintf(pids, sizeof(pids), "%s/%s.pids", dir, how);
+	tool("kmonlog", bin, sizeof(bin));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		char cmd[PATH_MAX * 5];
+
+		snprintf(cmd, sizeof(cmd), "exec %s -c kmalloc %s -o %s -p %s 2>%s", bin, args,
+			 out, pids, err);
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	/* Started: the trigger's records reach it. */
+	for (i = 0; i < 500 && state("started") < 1; i++)
+		usleep(10000);
+	ASSERT_LT(0, state("started"));
+	for (i = 0; i < 20; i++) {
+		ASSERT_EQ(0, trigger("task", 5000));
+		logged += 5000;
+	}
+	/*
+	 * A -t capture must still be running, or it missed some; a -m one
+	 * stops by itself, after reading the records in the device.
+	 */
+	if (!strstr(args, "-m "))
+		ASSERT_LT(0, state("started"))
+			TH_LOG("kmonlog %s stopped before the records were logged", how);
+	if (sigint)
+		ASSERT_EQ(0, kill(pid, SIGINT));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_TRUE(log_records(out, &r)) TH_LOG("kmonlog %s: a malformed log", how);
+	ASSERT_TRUE(kmonlog_report(err, &received, &lost, &cut))
+		TH_LOG("kmonlog %s: no report (exit %d)", how, WEXITSTATUS(status));
+	TH_LOG("kmonlog %s: %llu test records logged; %llu of them and %llu others in the log, %s",
+	       how, logged, r.records, r.other, "");
+	TH_LOG("kmonlog %s: %llu past -m; kmonlog received %llu, reported %llu lost", how, cut,
+	       received, lost);
+	/* What kmonlog read is all written (or counted past -m). */
+	EXPECT_EQ(received, r.records + r.other + cut);
+	/* Its exit status says whether the kernel lost records. */
+	EXPECT_EQ(lost ? 1 : 0, WEXITSTATUS(status));
+	/* No test record is missing unless the loss counts cover it. */
+	EXPECT_GE(logged, r.records);
+	if (!strstr(args, "-m ")) {
+		EXPECT_LE(logged, r.records + lost + cut);
+		if (!lost)
+			EXPECT_EQ(logged, r.records);
+	} else {
+		EXPECT_LT(0ULL, cut) TH_LOG("-m cut nothing");
+	}
+}
+
+TEST_F_TIMEOUT(stress, kmonlog_counts, 300)
+{
+	/* Stopped by a signal, by its duration and by its byte limit. */
+	kmonlog_run(_metadata, self->dir, "sigint-4k", "-b 4k", true);
+	kmonlog_run(_metadata, self->dir, "sigint-8M", "-b 8M", true);
+	kmonlog_run(_metadata, self->dir, "duration", "-b 8M -t 10000", false);
+	kmonlog_run(_metadata, self->dir, "bytes", "-b 8M -m 100000", false);
+	expect_balanced(_metadata);
+}
+
+/* ---- kmemtrace_toggle ------------------------------------------------- */
+
+static void *storm_thread(void *arg)
+{
+	long cpu = (long)arg;
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	while (!stopping()) {
+		/*
+		 * Again each time: taking the CPU offline widened this
+		 * thread's affinity for good.
+		 */
+		sched_setaffinity(0, sizeof(set), &set);
+		write_str(ALLOC_TRIGGER, "storm 2000");
+	}
+	return NULL;
+}
+
+/* Relay readers that attach, read a little, and detach. */
+static void *relay_reader_thread(void *arg)
+{
+	unsigned long long *n = arg;
+	unsigned int seed = 12345;
+	char path[64], buf[8192];
+	int fd;
+
+	while (!stopping()) {
+		snprintf(path, sizeof(path), KMT_DIR "/cpu%u", rnd(&seed) % 2);
+		fd = open(path, O_RDONLY | O_NONBLOCK);
+		if (fd < 0) {
+			usleep(1000);
+			continue;
+		}
+		read(fd, buf, rnd(&seed) % sizeof(buf));
+		close(fd);
+		(*n)++;
+	}
+	return NULL;
+}
+
+/* Starts CPU storms; returns how many threads it started. */
+static int start_storms(pthread_t *t)
+{
+	long cpu;
+	int n = 0;
+
+	for (cpu = 0; cpu < 2; cpu++)
+		if (!pthread_create(&t[n], NULL, storm_thread, (void *)cpu))
+			n++;
+	return n;
+}
+
+/* A capture of @secs s, checked: clean, or missing exactly what was lost. */
+/* kmemtrace-check's verdict on a capture whose events were all accounted for. */
+#define COMPLETE_RE "^capture complete: .*, \\([0-9]*\\) missing, kernel lost \\1$"
+
+/* Exit status 0 (clean) or 1 (events lost, counted): not a crash, not 2. */
+static bool clean_or_lossy(int rc)
+{
+	return rc == 0 || rc == 1;
+}
+
+/*
+ * kmemtrace-check on the capture DIR/NAME: CLEAN, or missing exactly the
+ * events the kernel counted lost.
+ */
+static void expect_accounted(struct __test_metadata *_metadata, const char *dir,
+			     const char *name)
+{
+	char chk[PATH_MAX], out[PATH_MAX];
+	int rc;
+
+	snprintf(out, sizeof(out), "%s/%s.check", dir, name);
+	rc = run("%s %s/%s > %s 2>&1", tool("kmemtrace-check", chk, sizeof(chk)), dir, name, out);
+	EXPECT_TRUE(clean_or_lossy(rc)) TH_LOG("kmemtrace-check %s/%s: exit %d", dir, name, rc);
+	EXPECT_TRUE(!run("grep -qx CLEAN %s", out) || !run("grep -q '" COMPLETE_RE "' %s", out))
+		run("cat %s >&2", out);
+}
+
+/* A capture of @secs s by kmemtraced, checked by expect_accounted(). */
+static void checked_capture(struct __test_metadata *_metadata, const char *dir,
+			    const char *name, const char *secs)
+{
+	char bin[PATH_MAX];
+	int rc;
+
+	tool("kmemtraced", bin, sizeof(bin));
+	rc = run("%s -e -q -t %s -o %s/%s > %s/%s.out 2>&1", bin, secs, dir, name, dir, name);
+	EXPECT_TRUE(clean_or_lossy(rc)) TH_LOG("kmemtraced: exit %d", rc);
+	expect_accounted(_metadata, dir, name);
+}
+
+TEST_F_TIMEOUT(stress, kmemtrace_toggle, 300)
+{
+	static const char *const masks[] = { "0x10000", "0x70000", "0x40000", "0x1", "zz", "" };
+	unsigned long long toggles = 0, attaches = 0, refused = 0;
+	pthread_t storms[2], reader;
+	unsigned int seed = 777;
+	int nstorms, ret, i;
+	uint64_t end;
+
+	nstorms = start_storms(storms);
+	ASSERT_LT(0, nstorms);
+	ASSERT_EQ(0, write_str(KMT_DIR "/enable", "1"));
+	ASSERT_EQ(0, pthread_create(&reader, NULL, relay_reader_thread, &attaches));
+	end = deadline();
+	while (!time_up(end)) {
+		const char *m = masks[rnd(&seed) % 6];
+
+		bool bad = !strcmp(m, "zz") || !strcmp(m, "0x1") || !m[0];
+
+		ret = write_str(KMT_DIR "/mask", m);
+		/* The bad masks are refused with EINVAL; the good ones taken. */
+		if (ret)
+			refused++;
+		EXPECT_EQ(bad ? -EINVAL : 0, ret) TH_LOG("mask \"%s\"", m);
+		ASSERT_EQ(0, write_str(KMT_DIR "/enable", rnd(&seed) & 1 ? "1" : "0"));
+		toggles++;
+	}
+	set_stop(1);
+	pthread_join(reader, NULL);
+	for (i = 0; i < nstorms; i++)
+		pthread_join(storms[i], NULL);
+	TH_LOG("%llu mask and enable writes (%llu bad masks refused), %llu relay attaches",
+	       toggles, refused, attaches);
+	EXPECT_LT(0ULL, refused);
+	/* Each write of 0 waits for RCU: a second or so on a debug kernel. */
+	EXPECT_LE(2ULL, toggles);
+
+	/*
+	 * Then a capture of a storm, which must account for every event.
+	 * The readers above stopped mid-event (relay's files are byte
+	 * streams, read from one position per CPU): the next reader would
+	 * start there, until the next sub-buffer. Stopped, the buffers are
+	 * read to their end first, as kmemtraced's users do.
+	 */
+	ASSERT_EQ(0, write_str(KMT_DIR "/enable", "0"));
+	ASSERT_EQ(0, run("for f in " KMT_DIR "/cpu*; do cat $f > /dev/null; done"));
+	ASSERT_EQ(0, write_str(KMT_DIR "/mask", "0x70000"));
+	set_stop(0);
+	nstorms = start_storms(storms);
+	checked_capture(_metadata, self->dir, "after", "2");
+	set_stop(1);
+	for (i = 0; i < nstorms; i++)
+		pthread_join(storms[i], NULL);
+}
+
+/* ---- hotplug_capture ---------------------------------------------------- */
+
+TEST_F_TIMEOUT(stress, hotplug_capture, 300)
+{
+	unsigned long long cycles = 0;
+	struct reader r = {};
+	pthread_t storms[2];
+	int nstorms, status, i;
+	uint64_t end;
+
+	if (access(CPU1_ONLINE, W_OK))
+		SKIP(return, "%s: %s (needs CONFIG_HOTPLUG_CPU and two CPUs)", CPU1_ONLINE,
+		     strerror(errno));
+	r.fd = start_instance(4 << 20);
+	ASSERT_LE(0, r.fd);
+	ASSERT_EQ(0, pthread_create(&r.thread, NULL, reader_thread, &r));
+	nstorms = start_storms(storms);
+	ASSERT_LT(0, nstorms);
+	end = deadline();
+	while (!time_up(end)) {
+		ASSERT_EQ(0, write_str(CPU1_ONLINE, "0"));
+		ASSERT_EQ(0, trigger("task", 500));
+		usleep(100000);
+		ASSERT_EQ(0, write_str(CPU1_ONLINE, "1"));
+		ASSERT_EQ(0, trigger("task", 500));
+		usleep(100000);
+		cycles++;
+	}
+	/* A kmemtrace capture across more of the same. */
+	{
+		char bin[PATH_MAX];
+		pid_t pid;
+
+		tool("kmemtraced", bin, sizeof(bin));
+		pid = fork();
+		ASSERT_LE(0, pid);
+		if (!pid) {
+			char o[PATH_MAX], l[PATH_MAX];
+
+			snprintf(o, sizeof(o), "%s/hp", self->dir);
+			snprintf(l, sizeof(l), "%s/hp.out", self->dir);
+			if (!freopen(l, "w", stdout) || dup2(1, 2) < 0)
+				_exit(127);
+			execl(bin, bin, "-e", "-q", "-t", "3", "-o", o, (char *)NULL);
+			_exit(127);
+		}
+		for (i = 0; i < 6; i++) {
+			usleep(200000);
+			ASSERT_EQ(0, write_str(CPU1_ONLINE, i & 1 ? "1" : "0"));
+		}
+		ASSERT_EQ(0, write_str(CPU1_ONLINE, "1"));
+		ASSERT_EQ(pid, waitpid(pid, &status, 0));
+		ASSERT_TRUE(WIFEXITED(status));
+		EXPECT_TRUE(clean_or_lossy(WEXITSTATUS(status)));
+	}
+	set_stop(1);
+	for (i = 0; i < nstorms; i++)
+		pthread_join(storms[i], NULL);
+	ASSERT_EQ(0, ioctl(r.fd, KMON_STOP));
+	pthread_join(r.thread, NULL);
+	{
+		struct kmon_stats st;
+
+		ASSERT_EQ(0, ioctl(r.fd, KMON_GET_STATS, &st));
+		EXPECT_FALSE(r.bad);
+		/* Every test record logged is read or counted lost. */
+		EXPECT_EQ(cycles * 1000, r.records + st.overruns + st.ring_overruns)
+			TH_LOG("%llu read, %llu + %llu lost", r.records,
+			       (unsigned long long)st.overruns,
+			       (unsigned long long)st.ring_overruns);
+		close(r.fd);
+		expect_accounted(_metadata, self->dir, "hp");
+	}
+	TH_LOG("%llu offline/online cycles of CPU 1 under a storm and a kmon capture", cycles);
+	EXPECT_LT(0ULL, cycles);
+	expect_balanced(_metadata);
+}
+
+/* ---- alloc_failures ----------------------------------------------------- */
+
+#define FAILSLAB	"/sys/kernel/debug/failslab"
+#define FAILPAGE	"/sys/kernel/debug/fail_page_alloc"
+
+/*
+ * Sets the failslab attribute of every kmalloc cache; 0 if all took it,
+ * -1 without /sys/kernel/slab's failslab files (CONFIG_SLUB_DEBUG=n).
+ */
+static int slab_failslab(const char *v)
+{
+	char path[PATH_MAX];
+	struct dirent *d;
+	int ret = -1;
+	DIR *dir = opendir("/sys/kernel/slab");
+
+	if (!dir)
+		return -1;
+	while ((d = readdir(dir)))
+		if (!strncmp(d->d_name, "kmalloc-", 8)) {
+			snprintf(path, sizeof(path), "/sys/kernel/slab/%s/failslab", d->d_name);
+			if (write_str(path, v)) {
+				ret = -1;
+				break;
+			}
+			ret = 0;
+		}
+	closedir(dir);
+	return ret;
+}
+
+static int fault_setup(const char *dir, const char *prob, bool cache_filter)
+{
+	char path[128];
+	/*
+	 * Sleeping allocations fail too. Page allocations of order 1 and
+	 * up only (fail_page_alloc's default), and with @cache_filter slab
+	 * allocations from the caches marked by slab_failslab() only: not
+	 * kmemleak's own caches, of order 0, whose failure it reports with
+	 * printk() under an object's raw spinlock, which lockdep rightly
+	 * objects to when the console wakes a task.
+	 */
+	static const char *const keys[][2] = {
+		{ "interval", "1" }, { "times", "-1" }, { "space", "0" }, { "verbose", "0" },
+		{ "task-filter", "Y" }, { "ignore-gfp-wait", "N" },
+	};
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(keys); i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, keys[i][0]);
+		if (write_str(path, keys[i][1]))
+			return -1;
+	}
+	snprintf(path, sizeof(path), "%s/cache-filter", dir);
+	if (!access(path, F_OK) && write_str(path, cache_filter ? "Y" : "N"))
+		return -1;
+	snprintf(path, sizeof(path), "%s/probability", dir);
+	return write_str(path, prob);
+}
+
+TEST_F_TIMEOUT(stress, alloc_failures, 300)
+{
+	unsigned long long ops = 0, enomem = 0;
+	unsigned int seed = 4242;
+	uint64_t end;
+	char buf[4096];
+	int fd, st, i;
+	bool filter;
+
+	if (access(FAILSLAB "/probability", W_OK) || access(FAILPAGE "/probability", W_OK))
+		SKIP(return, "no %s or %s (needs %s)", FAILSLAB, FAILPAGE,
+		     "CONFIG_FAILSLAB, CONFIG_FAIL_PAGE_ALLOC, CONFIG_FAULT_INJECTION_DEBUG_FS");
+	ASSERT_EQ(0, write_str(KMT_DIR "/enable", "0"));
+	/*
+	 * Only the kmalloc caches where a kernel has the files to say so
+	 * (CONFIG_SLUB_DEBUG); a kernel without them has no kmemleak.
+	 */
+	filter = !slab_failslab("1");
+	ASSERT_TRUE(filter || access("/sys/kernel/debug/kmemleak", F_OK));
+	ASSERT_EQ(0, fault_setup(FAILSLAB, "20", filter));
+	ASSERT_EQ(0, fault_setup(FAILPAGE, "20", false));
+	ASSERT_EQ(0, write_str("/proc/self/make-it-fail", "1"));
+	end = deadline();
+	while (!time_up(end)) {
+		long size = rnd(&seed) & 1 ? 1 << 20 : 4 << 20;
+		int ret;
+
+		fd = open(KMON_DEV, O_RDONLY | O_NONBLOCK);
+		ops++;
+		if (fd < 0) {
+			st = errno;
+			EXPECT_EQ(ENOMEM, st) TH_LOG("open: %s", strerror(st));
+			enomem += st == ENOMEM;
+		} else {
+			if (ioctl(fd, KMON_BUFFSIZE, &size)) {
+				EXPECT_EQ(ENOMEM, errno) TH_LOG("buffsize: %s", strerror(errno));
+				enomem += errno == ENOMEM;
+			}
+			ret = ioctl(fd, KMON_START);
+			EXPECT_TRUE(!ret || errno == ENOMEM) TH_LOG("start: %s", strerror(errno));
+			/* The trigger's own allocations may fail too. */
+			ret = trigger("task", 100);
+			EXPECT_TRUE(!ret || ret == -ENOMEM) TH_LOG("trigger: %s", strerror(-ret));
+			ret = read(fd, buf, sizeof(buf));
+			EXPECT_TRUE(ret >= 0 || errno == EAGAIN)
+				TH_LOG("read: %s", strerror(errno));
+			close(fd);
+			ops += 4;
+		}
+		/*
+		 * The enable switch under failing allocations (its buffers
+		 * were made by an earlier enable and are kept).
+		 */
+		ret = write_str(KMT_DIR "/enable", rnd(&seed) & 1 ? "1" : "0");
+		EXPECT_TRUE(!ret || ret == -ENOMEM) TH_LOG("enable: %s", strerror(-ret));
+		enomem += ret == -ENOMEM;
+		ret = write_str(ALLOC_TRIGGER, "storm 100");
+		EXPECT_TRUE(!ret || ret == -ENOMEM) TH_LOG("storm: %s", strerror(-ret));
+		ops += 2;
+	}
+	/* The write itself allocates, and may fail: again until it works. */
+	for (i = 0; i < 10000 && write_str("/proc/self/make-it-fail", "0"); i++)
+		;
+	ASSERT_GT(10000, i);
+	write_str(FAILSLAB "/probability", "0");
+	write_str(FAILPAGE "/probability", "0");
+	if (filter)
+		slab_failslab("0");
+	TH_LOG("%llu operations with 20%% of allocations failing, %llu -ENOMEM", ops, enomem);
+	EXPECT_LT(0ULL, enomem);
+
+	/* Everything works again, exactly. */
+	fd = start_instance(1 << 20);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, trigger("task", 100));
+	ASSERT_EQ(0, ioctl(fd, KMON_STOP));
+	EXPECT_EQ(100 * TEST_REC, read(fd, buf, sizeof(buf)));
+	close(fd);
+	ASSERT_EQ(0, write_str(KMT_DIR "/mask", "0x70000"));
+	checked_capture(_metadata, self->dir, "after", "1");
+	expect_balanced(_metadata);
+}
+
+int main(int argc, char **argv)
+{
+	const char *s = getenv("KMT_STRESS_SECONDS");
+	ssize_t n = readlink("/proc/self/exe", tool_dir, sizeof(tool_dir) - 1);
+	char *slash;
+
+	if (n > 0) {
+		tool_dir[n] = '\0';
+		slash = strrchr(tool_dir, '/');
+		if (slash)
+			*slash = '\0';
+	}
+	if (s && atoi(s) > 0 && atoi(s) <= 60)
+		seconds = atoi(s);
+	return test_harness_run(argc, argv);
+}
