@@ -13,6 +13,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -152,6 +153,23 @@ static const char *no_kmon(void)
 	return "kernel without CONFIG_KMON and CONFIG_KMON_SELFTEST";
 }
 
+/* The value of a module parameter, without its newline. */
+static int read_param(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n < 0)
+		return -errno;
+	buf[n] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	return 0;
+}
+
 static int write_file(const char *path, const char *s)
 {
 	int fd = open(path, O_WRONLY | O_TRUNC);
@@ -259,7 +277,9 @@ FIXTURE_TEARDOWN(kmon)
 
 TEST_F(kmon, ioctl_state_machine)
 {
+	static const long bad_sizes[] = { 0, -1, LONG_MIN, LONG_MAX };
 	struct kmon_stats st;
+	unsigned int i;
 	void *bad;
 	uint64_t classes = 0;
 	uint32_t version = 0;
@@ -288,6 +308,13 @@ TEST_F(kmon, ioctl_state_machine)
 	size = -4096;
 	ASSERT_EQ(-1, ioctl(self->fd, KMON_BUFFSIZE, &size));
 	ASSERT_EQ(EINVAL, errno);
+	for (i = 0; i < ARRAY_SIZE(bad_sizes); i++) {
+		bool einval;
+
+		size = bad_sizes[i];
+		einval = ioctl(self->fd, KMON_BUFFSIZE, &size) == -1 && errno == EINVAL;
+		EXPECT_TRUE(einval) TH_LOG("size %ld", bad_sizes[i]);
+	}
 	ASSERT_EQ(-1, ioctl(self->fd, KMON_BUFFSIZE, NULL));
 	ASSERT_EQ(EFAULT, errno);
 	ASSERT_EQ(-1, ioctl(self->fd, KMON_GET_BUFFSIZE, (void *)8));
@@ -304,6 +331,35 @@ TEST_F(kmon, ioctl_state_machine)
 	ASSERT_EQ(-1, ioctl(self->fd, KMON_GET_CLASSES, bad));
 	ASSERT_EQ(EFAULT, errno);
 	ASSERT_EQ(-1, ioctl(self->fd, KMON_BUFFSIZE, bad));
+	ASSERT_EQ(EFAULT, errno);
+	ASSERT_EQ(-1, ioctl(self->fd, KMON_GET_BUFFSIZE, bad));
+	ASSERT_EQ(EFAULT, errno);
+	ASSERT_EQ(-1, ioctl(self->fd, KMON_GET_BUFFSIZE, NULL));
+	ASSERT_EQ(EFAULT, errno);
+	ASSERT_EQ(-1, ioctl(self->fd, KMON_SET_CLASSES, bad));
+	ASSERT_EQ(EFAULT, errno);
+	ASSERT_EQ(-1, ioctl(self->fd, KMON_GET_CLASSES, NULL));
+	ASSERT_EQ(EFAULT, errno);
+	ASSERT_EQ(-1, ioctl(self->fd, KMON_GET_VERSION, bad));
+	ASSERT_EQ(EFAULT, errno);
+	munmap(bad, 4096);
+	/* Mapped but read-only: the kernel cannot write the answer there. */
+	bad = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_TRUE(bad != MAP_FAILED);
+	ASSERT_EQ(-1, ioctl(self->fd, KMON_GET_STATS, bad));
+	ASSERT_EQ(EFAULT, errno);
+	ASSERT_EQ(-1, ioctl(self->fd, KMON_GET_BUFFSIZE, bad));
+	ASSERT_EQ(EFAULT, errno);
+	ASSERT_EQ(-1, ioctl(self->fd, KMON_GET_CLASSES, bad));
+	ASSERT_EQ(EFAULT, errno);
+	ASSERT_EQ(-1, ioctl(self->fd, KMON_GET_VERSION, bad));
+	ASSERT_EQ(EFAULT, errno);
+	munmap(bad, 4096);
+	/* The stats straddling a writable page and an unmapped one. */
+	bad = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_TRUE(bad != MAP_FAILED);
+	ASSERT_EQ(0, munmap((char *)bad + 4096, 4096));
+	ASSERT_EQ(-1, ioctl(self->fd, KMON_GET_STATS, (char *)bad + 4096 - 8));
 	ASSERT_EQ(EFAULT, errno);
 	munmap(bad, 4096);
 	size = 0;
@@ -509,6 +565,43 @@ TEST_F(kmon, poll_and_overrun)
 }
 
 #define RING_SIZE	"/sys/module/kmon/parameters/ring_size"
+#define FLUSH_MS	"/sys/module/kmon/parameters/flush_ms"
+
+/* kmon.ring_size and kmon.flush_ms refuse what they do not take, unchanged. */
+TEST_F(kmon, parameters_bad_values)
+{
+	static const char *const ring_bad[] = {
+		"4095", "6000", "33554432", "x", "-1", "\n", "0x", "65536junk",
+	};
+	static const char *const flush_bad[] = { "0", "1001", "-1", "x", "\n" };
+	char before[32], after[32];
+	unsigned int i;
+	int fd;
+
+	for (i = 0; i < ARRAY_SIZE(ring_bad); i++) {
+		ASSERT_EQ(0, read_param(RING_SIZE, before, sizeof(before)));
+		EXPECT_EQ(-EINVAL, write_file(RING_SIZE, ring_bad[i]))
+			TH_LOG("\"%s\"", ring_bad[i]);
+		ASSERT_EQ(0, read_param(RING_SIZE, after, sizeof(after)));
+		EXPECT_STREQ(before, after);
+	}
+	for (i = 0; i < ARRAY_SIZE(flush_bad); i++) {
+		ASSERT_EQ(0, read_param(FLUSH_MS, before, sizeof(before)));
+		EXPECT_EQ(-EINVAL, write_file(FLUSH_MS, flush_bad[i]))
+			TH_LOG("\"%s\"", flush_bad[i]);
+		ASSERT_EQ(0, read_param(FLUSH_MS, after, sizeof(after)));
+		EXPECT_STREQ(before, after);
+	}
+	/* Beyond 32 bits: out of range. */
+	EXPECT_EQ(-ERANGE, write_file(FLUSH_MS, "99999999999"));
+	EXPECT_EQ(-ERANGE, write_file(RING_SIZE, "99999999999"));
+	ASSERT_EQ(0, read_param(FLUSH_MS, after, sizeof(after)));
+	EXPECT_STREQ(before, after);
+	/* The device still opens with the rings it had. */
+	fd = open(KMON_DEV, O_RDONLY);
+	ASSERT_LE(0, fd);
+	close(fd);
+}
 
 /*
  * Closes @fd and opens /dev/kmon again with rings of a page
@@ -1245,8 +1338,6 @@ TEST_F(kmon, sched_big_pid)
 	/* No 2-byte PID holds its low bits, unless a task has that PID. */
 	ASSERT_TRUE(!access(path, F_OK) || !k.narrow_big);
 }
-
-#define FLUSH_MS	"/sys/module/kmon/parameters/flush_ms"
 
 /*
  * An instance started when none was receives nothing logged before its
