@@ -494,6 +494,28 @@ static void check_report(struct __test_metadata *_metadata, const char *cap, con
 	check_report_cache(_metadata, cap, dir, want, nwant);
 }
 
+/*
+ * For a line with no event after the last one matched: every event of
+ * the same pointer and type, wherever it is, to tell a lost event from
+ * one out of order or with other fields.
+ */
+static void dump_candidates(struct __test_metadata *_metadata, const struct kmt_event *ev,
+			    size_t nev, size_t next, const struct alloc_line *l,
+			    unsigned long long first, const struct sym *syms, size_t nsyms)
+{
+	char buf[128];
+	size_t i;
+
+	TH_LOG("searched from index %zu (seq %d); first seq %llu", next,
+	       next < nev ? ev[next].seq : -1, first);
+	for (i = 0; i < nev; i++)
+		if (ev[i].ptr == l->ptr && ev[i].type_id == l->type)
+			TH_LOG("index %zu seq %d id %u pid %d ctx %u size %llu site %s", i,
+			       ev[i].seq, ev[i].event_id, ev[i].has_pid ? ev[i].pid : -1,
+			       (unsigned int)ev[i].ctx, (unsigned long long)ev[i].bytes_alloc,
+			       resolve(syms, nsyms, ev[i].call_site, buf, sizeof(buf)));
+}
+
 /* Every event of the trigger, as the trigger says it must be. */
 TEST_F_TIMEOUT(alloc, selftest_events_exact, 120)
 {
@@ -556,6 +578,8 @@ TEST_F_TIMEOUT(alloc, selftest_events_exact, 120)
 			    (!in_irq || !strcmp(l.func, resolve(syms, nsyms, ev[i].call_site,
 								buf, sizeof(buf)))))
 				break;
+		if (i == nev)
+			dump_candidates(_metadata, ev, nev, next, &l, first, syms, nsyms);
 		ASSERT_LT(i, nev) TH_LOG("no event for \"%s\"", line);
 		/*
 		 * Nothing of this task's was passed over since the trigger's
