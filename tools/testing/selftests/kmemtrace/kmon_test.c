@@ -477,6 +477,16 @@ TEST_F(kmon, read_semantics)
 	ASSERT_EQ(-1, read(self->fd, bad, 4096));
 	ASSERT_EQ(EFAULT, errno);
 	munmap(bad, 4096);
+	/*
+	 * Room for both records, the second straddling into an unmapped
+	 * page: the copy fails part way, and the read consumes neither.
+	 */
+	bad = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_TRUE(bad != MAP_FAILED);
+	ASSERT_EQ(0, mprotect((char *)bad + 4096, 4096, PROT_NONE));
+	ASSERT_EQ(-1, read(self->fd, (char *)bad + 4096 - TEST_REC - 1, 2 * TEST_REC));
+	ASSERT_EQ(EFAULT, errno);
+	munmap(bad, 8192);
 	/* Nothing was consumed by the failed reads. */
 	ASSERT_EQ(0, ioctl(self->fd, KMON_STOP));
 	ASSERT_EQ(2 * TEST_REC, drain(self->fd, self->buf, 64 << 20));

@@ -246,7 +246,7 @@ static const uint64_t churn_classes[] = { 0, 1ULL << KTR_BIT_KMALLOC, 1ULL << 63
 
 static void churn_op(struct churn *c, int fd, char *buf)
 {
-	static const long sizes[] = { 4096, 65536, 1 << 20, 0, -1, 4095, 1L << 40 };
+	static const long sizes[] = { 4096, 65536, 1 << 20, 0, -1, 4095, LONG_MAX };
 	struct kmon_stats st;
 	struct pollfd p = { .fd = fd, .events = POLLIN };
 	uint64_t classes;
@@ -339,10 +339,10 @@ FIXTURE_SETUP(stress)
 	if (access(KMON_TRIGGER, W_OK) || access(ALLOC_TRIGGER, W_OK) || access(KMON_DEV, R_OK))
 		SKIP(return, "needs root, /dev/kmon, %s and %s", "CONFIG_KMON_SELFTEST",
 		     "CONFIG_KMEMTRACE_ALLOC_SELFTEST");
-	ASSERT_NE(NULL, read_text(KMT_DIR "/enable", self->enable, sizeof(self->enable)));
-	ASSERT_NE(NULL, read_text(KMT_DIR "/mask", self->mask, sizeof(self->mask)));
+	ASSERT_TRUE(!!read_text(KMT_DIR "/enable", self->enable, sizeof(self->enable)));
+	ASSERT_TRUE(!!read_text(KMT_DIR "/mask", self->mask, sizeof(self->mask)));
 	snprintf(self->dir, sizeof(self->dir), "/tmp/kmt_stress.XXXXXX");
-	ASSERT_NE(NULL, mkdtemp(self->dir));
+	ASSERT_TRUE(!!mkdtemp(self->dir));
 	/* Nothing of an earlier test is open. */
 	settle();
 	ASSERT_EQ(0, state("open"));
