@@ -5,13 +5,14 @@
 
 SCRIPTS := scripts
 
-.PHONY: all demo check bench deps prepare kernel kernel-off user kunit export clean distclean help
+.PHONY: all demo check check-kcsan bench deps prepare kernel kernel-off user kunit export clean distclean help
 
 all: help
 
 help:
 	@echo 'make demo      install deps, prepare, build, boot the guest and show a capture'
 	@echo 'make check     all checks and tests (static, sparse, KUnit, kselftests, runner)'
+	@echo 'make check-kcsan  the KCSAN kernel and the kselftests on it (not in make check: ~NN min)'
 	@echo 'make bench     the cost table: allocation path, KTR trace points, scheduler'
 	@echo 'make deps      install the Debian packages (as root)'
 	@echo 'make prepare   unpack the kernel into kernel-tree/ and apply the series'
@@ -27,6 +28,9 @@ demo:
 
 check:
 	@$(SCRIPTS)/check
+
+check-kcsan:
+	@$(SCRIPTS)/check-kcsan
 
 bench: user kernel-off
 	@$(SCRIPTS)/bench

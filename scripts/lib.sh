@@ -11,6 +11,7 @@ BUILD=${KMT_BUILD:-$TOP/build}
 KOBJ=$BUILD/kernel
 KOBJ_OFF=$BUILD/kernel-off
 KOBJ_DEBUG=$BUILD/kernel-debug
+KOBJ_KCSAN=$BUILD/kernel-kcsan
 # Guest images and the static user space that goes into them.
 IMAGES=$BUILD/images
 # ccache lives outside the repository so a fresh clone still hits it.

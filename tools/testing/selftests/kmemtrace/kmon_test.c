@@ -1031,7 +1031,7 @@ TEST(ring_lifetime)
 {
 	long long alloc0, freed0;
 	unsigned int logged;
-	int a, b, ctx, error;
+	int a, b, ctx, error, i;
 
 	if (geteuid())
 		SKIP(return, "needs root");
@@ -1049,6 +1049,7 @@ TEST(ring_lifetime)
 	ASSERT_LE(0, b);
 	ASSERT_EQ(alloc0 + 1, state("rings_allocated"));
 	ASSERT_EQ(2, state("open"));
+	ASSERT_LE(2, state("instances"));
 	close(a);
 	ASSERT_EQ(1, state("rings"));
 	ASSERT_EQ(freed0, state("rings_freed"));
@@ -1056,6 +1057,10 @@ TEST(ring_lifetime)
 	ASSERT_EQ(0, state("rings"));
 	ASSERT_EQ(freed0 + 1, state("rings_freed"));
 	ASSERT_EQ(0, state("open"));
+	/* Instances are freed after an RCU grace period: none is left. */
+	for (i = 0; i < 200 && state("instances"); i++)
+		usleep(10000);
+	ASSERT_EQ(0, state("instances"));
 	/* With the device closed, kmon_add_data() says so. */
 	ASSERT_EQ(0, trigger("task 1", &logged, &ctx, &error));
 	ASSERT_EQ(0U, logged);
