@@ -19,6 +19,7 @@
 #include <fcntl.h>
 #include <ctype.h>
 #include <getopt.h>
+#include <math.h>
 #include <limits.h>
 #include <poll.h>
 #include <pthread.h>
@@ -37,6 +38,7 @@
 #include "kmt_meta.h"
 #include "kmt_msg.h"
 #include "kmt_nice.h"
+#include "kmt_size.h"
 
 #define MAX_CPUS	1024
 #define READ_SIZE	(256 * 1024)
@@ -97,11 +99,13 @@ static void fatal(const char *fmt, ...)
 static void help(FILE *f)
 {
 	fprintf(f,
-		"usage: %s [-o DIR] [-t SECONDS] [-e] [-q] [-n NICE] [-d DEBUGFS_DIR]\n"
+		"usage: %s [-o DIR] [-t SECONDS] [-b SIZE] [-e] [-q] [-n NICE] [-d DEBUGFS_DIR]\n"
 		"Captures kmemtrace events from debugfs kmemtrace/cpu<n> into DIR\n"
 		"(default kmemtrace.out): DIR/cpu<n>, DIR/meta, DIR/kallsyms, DIR/caches.\n"
 		"  -o, --output=DIR      where to write (created; must be empty)\n"
 		"  -t, --time=SECONDS    stop after SECONDS (default: Ctrl-C)\n"
+		"  -b, --bytes=SIZE      stop within 10 ms of SIZE bytes (N, Nk, NM, NG)\n"
+		"                        captured, then read what the buffers still hold\n"
 		"  -e, --enable          turn tracing on at the start and off before the\n"
 		"                        final drain: a complete capture\n"
 		"  -q, --quiet           no progress line\n"
@@ -573,6 +577,7 @@ int main(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "time", required_argument, NULL, 't' },
+		{ "bytes", required_argument, NULL, 'b' },
 		{ "enable", no_argument, NULL, 'e' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "nice", required_argument, NULL, 'n' },
@@ -581,24 +586,30 @@ int main(int argc, char **argv)
 		{ }
 	};
 	const char *out = "kmemtrace.out", *dir = "/sys/kernel/debug/kmemtrace";
+	unsigned long long byte_limit = 0;
 	__u64 events = 0, bytes = 0;
 	bool enable = false, quiet = false, progress, was_on;
 	struct capture cap = { 0 };
 	struct timespec t0, t1;
 	double seconds = 0;
 	char path[PATH_MAX], *s, *end;
-	unsigned long ticks;
+	unsigned long ticks, tick_ms;
 	int c, i, abi, status = 0;
 
-	while ((c = getopt_long(argc, argv, "o:t:eqn:d:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "o:t:b:eqn:d:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			out = optarg;
 			break;
 		case 't':
 			seconds = strtod(optarg, &end);
-			if (*end || seconds <= 0)
+			/* Not "nan", which no time is ever past ("inf" is Ctrl-C's). */
+			if (*end || isnan(seconds) || seconds <= 0)
 				fatal("-t %s: not a number of seconds > 0", optarg);
+			break;
+		case 'b':
+			if (!kmt_parse_size(optarg, &byte_limit))
+				fatal("-b %s: not a size (N, Nk, NM, NG)", optarg);
 			break;
 		case 'e':
 			enable = true;
@@ -673,25 +684,29 @@ int main(int argc, char **argv)
 	}
 
 	progress = !quiet && isatty(STDERR_FILENO);
+	/* With -b, a limit reached is seen within 10 ms: a storm fills MBs in 200. */
+	tick_ms = byte_limit ? 10 : 200;
 	for (ticks = 1; !__atomic_load_n(&stop, __ATOMIC_RELAXED); ticks++) {
-		struct timespec ts = { 0, 200 * 1000 * 1000 };
+		struct timespec ts = { 0, tick_ms * 1000 * 1000 };
 		__u64 e = 0, b = 0;
 
 		nanosleep(&ts, NULL);
 		clock_gettime(CLOCK_MONOTONIC, &t1);
 		if (seconds && (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9 >= seconds)
 			stop = 1;
-		/* A CPU that came online: relay made its file. */
-		if (!(ticks % 5) && add_readers(dir, out, true))
+		/* Once a second: a CPU that came online (relay made its file). */
+		if (!(ticks % (1000 / tick_ms)) && add_readers(dir, out, true))
 			write_meta(&cap);
-		if (!(ticks % 5))
+		if (!(ticks % (1000 / tick_ms)))
 			poll_caches(dir, out);
-		if (!progress)
-			continue;
 		for (i = 0; i < nreaders; i++) {
 			e += __atomic_load_n(&readers[i].events, __ATOMIC_RELAXED);
 			b += __atomic_load_n(&readers[i].bytes, __ATOMIC_RELAXED);
 		}
+		if (byte_limit && b >= byte_limit)
+			stop = 1;
+		if (!progress || ticks % (200 / tick_ms))
+			continue;
 		fprintf(stderr, "\r%s: %llu events, %llu KiB, %llu lost   ",
 			prog, e, b >> 10, stat_value(dir, "lost_events") - cap.start.lost);
 	}

@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -36,6 +37,7 @@
 #include "kmt_meta.h"
 #include "kmt_msg.h"
 #include "kmt_nice.h"
+#include "kmt_size.h"
 
 #define KMONLOG_VERSION	"1.0"
 #define READ_SIZE	(4 << 20)
@@ -228,25 +230,8 @@ static size_t scan(const unsigned char *buf, size_t len, uint64_t room)
 static unsigned long long parse_size(const char *opt, const char *s)
 {
 	unsigned long long v;
-	char *end;
 
-	int shift = 0;
-
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (*end == 'k' || *end == 'K')
-		shift = 10, end++;
-	else if (*end == 'm' || *end == 'M')
-		shift = 20, end++;
-	else if (*end == 'g' || *end == 'G')
-		shift = 30, end++;
-	if (*end == 'B' || *end == 'b')
-		end++;
-	if (v > ULLONG_MAX >> shift)
-		errno = ERANGE;
-	v <<= shift;
-	/* strtoull() takes "-1" as a huge number: not here. */
-	if (errno || *end || !*s || !v || strchr(s, '-')) {
+	if (!kmt_parse_size(s, &v)) {
 		fprintf(stderr, "%s: %s: '%s' is not a size (N, Nk, NM, NG)\n", prog, opt, s);
 		exit(2);
 	}
@@ -311,6 +296,46 @@ static const char help_text[] =
 	"are read first (a second signal ends kmonlog at once). Exit status: 0,\n"
 	"1 if records were lost (the counts are on standard error), 2 on an\n"
 	"error or a bad option.\n";
+
+/*
+ * PIDFIL is written beside its name and renamed over it at the end: a
+ * capture that fails keeps the previous one. (A second signal, which
+ * kills at once, leaves the temporary file.)
+ */
+static char *pid_tmp;
+
+static void remove_pid_tmp(void)
+{
+	if (pid_tmp)
+		unlink(pid_tmp);
+}
+
+static FILE *open_pid_tmp(const char *path)
+{
+	mode_t mask = umask(0);
+	FILE *f;
+	int fd;
+
+	umask(mask);
+	pid_tmp = malloc(strlen(path) + sizeof(".XXXXXX"));
+	if (!pid_tmp)
+		fatal("out of memory");
+	sprintf(pid_tmp, "%s.XXXXXX", path);
+	fd = mkstemp(pid_tmp);
+	if (fd < 0) {
+		free(pid_tmp);
+		pid_tmp = NULL;
+		fatal("%s: %s", path, strerror(errno));
+	}
+	atexit(remove_pid_tmp);
+	/* mkstemp() makes it 0600: as fopen() would have. */
+	if (fchmod(fd, 0666 & ~mask))
+		fatal("%s: %s", pid_tmp, strerror(errno));
+	f = fdopen(fd, "w");
+	if (!f)
+		fatal("%s: %s", pid_tmp, strerror(errno));
+	return f;
+}
 
 static void usage(FILE *f)
 {
@@ -403,6 +428,10 @@ int main(int argc, char **argv)
 		return 2;
 	}
 
+	if (out_path && !strcmp(out_path, pid_path)) {
+		fprintf(stderr, "%s: -o and -p name the same file, %s\n", prog, out_path);
+		return 2;
+	}
 	fd = open(dev, O_RDONLY);
 	if (fd < 0)
 		fatal("%s: %s", dev, strerror(errno));
@@ -420,6 +449,8 @@ int main(int argc, char **argv)
 		if (!out)
 			fatal("%s: %s", out_path, strerror(errno));
 	}
+	/* Now, not after a capture of hours that would end without it. */
+	pf = open_pid_tmp(pid_path);
 	buf = malloc(READ_SIZE);
 	if (!buf)
 		fatal("out of memory");
@@ -507,15 +538,14 @@ int main(int argc, char **argv)
 		fatal("%s: stats: %s", dev, strerror(errno));
 	close(fd);
 
-	pf = fopen(pid_path, "w");
-	if (!pf)
-		fatal("%s: %s", pid_path, strerror(errno));
 	if (tasks)
 		qsort(tasks, tasks_cap, sizeof(*tasks), cmp_task);
 	for (i = 0; i < ntasks; i++)
 		fprintf(pf, "%u\t%s\n", tasks[i].pid, tasks[i].name);
-	if (fclose(pf))
+	if (fclose(pf) || rename(pid_tmp, pid_path))
 		fatal("%s: %s", pid_path, strerror(errno));
+	free(pid_tmp);
+	pid_tmp = NULL;
 
 	fprintf(stderr, "%s: %llu bytes in %.3f s, %llu records received; ", prog, written,
 		(now_ms() - t0) / 1000.0, (unsigned long long)st.records);

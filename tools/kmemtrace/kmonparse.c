@@ -453,7 +453,8 @@ int main(int argc, char **argv)
 		case 's':
 			errno = 0;
 			opt.scale = strtoull(optarg, &end, 10);
-			if (errno || *end || !*optarg || !opt.scale) {
+			/* strtoull() takes "-1" as a huge number: not here. */
+			if (errno || *end || !*optarg || !opt.scale || strchr(optarg, '-')) {
 				fprintf(stderr, "%s: --scale: '%s' is not a number of ns above 0\n",
 					prog, optarg);
 				return 1;

@@ -23,59 +23,16 @@
  * file-scope variable of the tool, so nothing leaks from one input to
  * the next.
  */
-#include <errno.h>
 #include <getopt.h>
-#include <setjmp.h>
 #include <stdarg.h>
-#include <stdbool.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <sys/mman.h>
 #include <sys/types.h>
-#include <unistd.h>
 
-#include <linux/compiler.h>
 #include <linux/kmon.h>
 
-static jmp_buf fuzz_env;
-
-/* The tool's exit(): back to LLVMFuzzerTestOneInput(). */
-static void __noreturn fuzz_exit(int status)
-{
-	longjmp(fuzz_env, status ? status : 1);
-}
-
-/* The files the tool has open: it leaves them so when it exits. */
-#define FUZZ_MAX_FILES	4
-static FILE *fuzz_files[FUZZ_MAX_FILES];
-
-static FILE *fuzz_fopen(const char *path, const char *mode)
-{
-	FILE *f = fopen(path, mode);
-	int i;
-
-	if (!f)
-		return NULL;
-	for (i = 0; i < FUZZ_MAX_FILES; i++) {
-		if (!fuzz_files[i]) {
-			fuzz_files[i] = f;
-			return f;
-		}
-	}
-	abort();
-}
-
-static int fuzz_fclose(FILE *f)
-{
-	int i;
-
-	for (i = 0; i < FUZZ_MAX_FILES; i++)
-		if (fuzz_files[i] == f)
-			fuzz_files[i] = NULL;
-	return fclose(f);
-}
+/* 0 done, 1 bad usage or a bad or truncated log. */
+#define FUZZ_STATUS_MAX	1
+#include "fuzz_tool.h"
 
 /* load_pids()'s line buffer, until the tool frees it. */
 static char *fuzz_line;
@@ -118,9 +75,7 @@ static __typeof__(opt) opt_init;
 
 int LLVMFuzzerInitialize(int *argc __maybe_unused, char ***argv __maybe_unused)
 {
-	/* The output goes nowhere; its code runs all the same. */
-	if (!freopen("/dev/null", "w", stdout))
-		abort();
+	fuzz_init();
 	pids_fd = memfd_create("pids.dat", 0);
 	log_fd = memfd_create("kmon.log", 0);
 	if (pids_fd < 0 || log_fd < 0)
@@ -143,12 +98,7 @@ static void reset(void)
 {
 	size_t i;
 
-	for (i = 0; i < FUZZ_MAX_FILES; i++) {
-		if (fuzz_files[i]) {
-			fclose(fuzz_files[i]);
-			fuzz_files[i] = NULL;
-		}
-	}
+	fuzz_close_all();
 	/* Still set only if load_pids() exited. */
 	free(fuzz_line);
 	fuzz_line = NULL;
@@ -198,8 +148,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	argv[argc] = NULL;
 
 	optind = 0;	/* getopt_long() from the start */
-	if (!setjmp(fuzz_env))
-		kmonparse_main(argc, argv);
+	FUZZ_RUN(kmonparse_main(argc, argv));
 	fflush(stdout);
 	reset();
 	return 0;

@@ -31,32 +31,17 @@
  * forgets the rest, which LeakSanitizer then reports as leaked.
  */
 #include <ctype.h>
-#include <dirent.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
-#include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
-#include <stdbool.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <sys/types.h>
-#include <unistd.h>
 
-#include <linux/compiler.h>
 #include <linux/ktr.h>
 
-static jmp_buf fuzz_env;
-
-/* The tool's exit(): back to LLVMFuzzerTestOneInput(). */
-static void __noreturn fuzz_exit(int status)
-{
-	longjmp(fuzz_env, status ? status : 1);
-}
+/* 0 done, 1 bad usage or a bad or truncated input. */
+#define FUZZ_STATUS_MAX	1
+#include "fuzz_tool.h"
 
 /*
  * The tool's heap blocks: a set of pointers, open addressing with
@@ -159,63 +144,6 @@ static char *fuzz_strndup(const char *s, size_t n)
 	return fuzz_tracked(strndup(s, n));
 }
 
-/* The tool's open files and directories. */
-#define FUZZ_MAX_OPEN	8
-static FILE *files[FUZZ_MAX_OPEN];
-static DIR *dirs[FUZZ_MAX_OPEN];
-
-static void track(void **set, void *p)
-{
-	int i;
-
-	for (i = 0; i < FUZZ_MAX_OPEN; i++) {
-		if (!set[i]) {
-			set[i] = p;
-			return;
-		}
-	}
-	abort();
-}
-
-static void untrack(void **set, void *p)
-{
-	int i;
-
-	for (i = 0; i < FUZZ_MAX_OPEN; i++)
-		if (set[i] == p)
-			set[i] = NULL;
-}
-
-static FILE *fuzz_fopen(const char *path, const char *mode)
-{
-	FILE *f = fopen(path, mode);
-
-	if (f)
-		track((void **)files, f);
-	return f;
-}
-
-static int fuzz_fclose(FILE *f)
-{
-	untrack((void **)files, f);
-	return fclose(f);
-}
-
-static DIR *fuzz_opendir(const char *path)
-{
-	DIR *d = opendir(path);
-
-	if (d)
-		track((void **)dirs, d);
-	return d;
-}
-
-static int fuzz_closedir(DIR *d)
-{
-	untrack((void **)dirs, d);
-	return closedir(d);
-}
-
 #undef strdup
 #undef strndup
 #define exit(status)		fuzz_exit(status)
@@ -247,60 +175,18 @@ static int fuzz_closedir(DIR *d)
 #undef malloc
 #undef exit
 
-static char dir[4096];
 static __typeof__(opt) opt_init;
-
-#ifndef ARRAY_SIZE
-#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
-#endif
 
 static const char *const file_names[] = { "formats", "classes", "cpu0", "cpu1" };
 
-static void remove_dir(void)
-{
-	char path[4200];
-	size_t i;
-
-	for (i = 0; i < ARRAY_SIZE(file_names); i++) {
-		snprintf(path, sizeof(path), "%s/%s", dir, file_names[i]);
-		unlink(path);
-	}
-	rmdir(dir);
-}
-
 int LLVMFuzzerInitialize(int *argc __maybe_unused, char ***argv __maybe_unused)
 {
-	const char *tmp = getenv("TMPDIR");
-
-	/* The output goes nowhere; its code runs all the same. */
-	if (!freopen("/dev/null", "w", stdout))
-		abort();
-	snprintf(dir, sizeof(dir), "%s/fuzz_ktrdump.XXXXXX", tmp && *tmp ? tmp : "/tmp");
-	if (!mkdtemp(dir))
-		abort();
-	atexit(remove_dir);
+	fuzz_init_dir("fuzz_ktrdump", file_names, ARRAY_SIZE(file_names));
 	heap = calloc(heap_cap, sizeof(*heap));
 	if (!heap)
 		abort();
 	opt_init = opt;
 	return 0;
-}
-
-/* DIR/@name holds the @len bytes at @data; @data NULL: no such file. */
-static void put_file(const char *name, const uint8_t *data, size_t len)
-{
-	char path[4200];
-	int fd;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	if (!data) {
-		if (unlink(path) && errno != ENOENT)
-			abort();
-		return;
-	}
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-	if (fd < 0 || write(fd, data, len) != (ssize_t)len || close(fd))
-		abort();
 }
 
 /* The next @width-byte (1 or 2) length and that many bytes, at most. */
@@ -340,14 +226,7 @@ static void reset(bool exited)
 {
 	unsigned int i;
 
-	for (i = 0; i < FUZZ_MAX_OPEN; i++) {
-		if (files[i])
-			fclose(files[i]);
-		if (dirs[i])
-			closedir(dirs[i]);
-		files[i] = NULL;
-		dirs[i] = NULL;
-	}
+	fuzz_close_all();
 	if (exited) {
 		for (i = 0; i < heap_cap; i++)
 			free(heap[i]);
@@ -385,9 +264,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	data++;
 	size--;
 	p = take(&data, &size, 2, &len);
-	put_file("formats", p, len);
+	fuzz_put_file("formats", p, len);
 	p = take(&data, &size, 2, &len);
-	put_file("classes", len ? p : NULL, len);
+	fuzz_put_file("classes", len ? p : NULL, len);
 	argv[argc++] = "ktrdump";
 	if (flags & 1)
 		argv[argc++] = "-a";
@@ -409,15 +288,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		argv[argc++] = "-c";
 		argv[argc++] = cpus;
 	}
-	argv[argc++] = dir;
+	argv[argc++] = fuzz_dir;
 	argv[argc] = NULL;
 	if (flags & 16) {
 		p = take(&data, &size, 2, &len0);
-		put_file("cpu0", p, len0);
-		put_file("cpu1", data, size);
+		fuzz_put_file("cpu0", p, len0);
+		fuzz_put_file("cpu1", data, size);
 	} else {
-		put_file("cpu0", data, size);
-		put_file("cpu1", NULL, 0);
+		fuzz_put_file("cpu0", data, size);
+		fuzz_put_file("cpu1", NULL, 0);
 	}
 
 	/* --follow: one read, then out, as if a signal had come. */
@@ -425,12 +304,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	sigaction(SIGINT, NULL, &intr);
 	sigaction(SIGTERM, NULL, &term);
 	optind = 0;	/* getopt_long() from the start */
-	if (!setjmp(fuzz_env)) {
-		ktrdump_main(argc, argv);
-		reset(false);
-	} else {
-		reset(true);
-	}
+	FUZZ_RUN(ktrdump_main(argc, argv));
+	reset(fuzz_exited);
 	sigaction(SIGINT, &intr, NULL);
 	sigaction(SIGTERM, &term, NULL);
 	fflush(stdout);
