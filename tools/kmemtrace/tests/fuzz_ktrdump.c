@@ -189,28 +189,6 @@ int LLVMFuzzerInitialize(int *argc __maybe_unused, char ***argv __maybe_unused)
 	return 0;
 }
 
-/* The next @width-byte (1 or 2) length and that many bytes, at most. */
-static const uint8_t *take(const uint8_t **data, size_t *size, int width, size_t *len)
-{
-	const uint8_t *p;
-
-	if (*size < (size_t)width) {
-		*data += *size;
-		*size = 0;
-		*len = 0;
-		return *data;
-	}
-	*len = width == 2 ? (*data)[0] | (*data)[1] << 8 : (*data)[0];
-	*data += width;
-	*size -= width;
-	if (*len > *size)
-		*len = *size;
-	p = *data;
-	*data += *len;
-	*size -= *len;
-	return p;
-}
-
 /* A NUL-terminated copy of @len bytes at @p, cut at the first NUL. */
 static void arg(char *buf, const uint8_t *p, size_t len)
 {
@@ -263,9 +241,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	flags = data[0];
 	data++;
 	size--;
-	p = take(&data, &size, 2, &len);
+	p = fuzz_take(&data, &size, 2, &len);
 	fuzz_put_file("formats", p, len);
-	p = take(&data, &size, 2, &len);
+	p = fuzz_take(&data, &size, 2, &len);
 	fuzz_put_file("classes", len ? p : NULL, len);
 	argv[argc++] = "ktrdump";
 	if (flags & 1)
@@ -276,13 +254,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		argv[argc++] = "-o";
 	if (flags & 8)
 		argv[argc++] = "-f";
-	p = take(&data, &size, 1, &len);
+	p = fuzz_take(&data, &size, 1, &len);
 	if (len) {
 		arg(classes, p, len);
 		argv[argc++] = "-m";
 		argv[argc++] = classes;
 	}
-	p = take(&data, &size, 1, &len);
+	p = fuzz_take(&data, &size, 1, &len);
 	if (len) {
 		arg(cpus, p, len);
 		argv[argc++] = "-c";
@@ -291,7 +269,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	argv[argc++] = fuzz_dir;
 	argv[argc] = NULL;
 	if (flags & 16) {
-		p = take(&data, &size, 2, &len0);
+		p = fuzz_take(&data, &size, 2, &len0);
 		fuzz_put_file("cpu0", p, len0);
 		fuzz_put_file("cpu1", data, size);
 	} else {

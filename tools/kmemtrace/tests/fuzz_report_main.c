@@ -59,28 +59,6 @@ int LLVMFuzzerInitialize(int *argc __maybe_unused, char ***argv __maybe_unused)
 	return 0;
 }
 
-/* The next two-byte length and that many bytes, at most. */
-static const uint8_t *take(const uint8_t **data, size_t *size, size_t *len)
-{
-	const uint8_t *p;
-
-	if (*size < 2) {
-		*data += *size;
-		*size = 0;
-		*len = 0;
-		return *data;
-	}
-	*len = (*data)[0] | (*data)[1] << 8;
-	*data += 2;
-	*size -= 2;
-	if (*len > *size)
-		*len = *size;
-	p = *data;
-	*data += *len;
-	*size -= *len;
-	return p;
-}
-
 /* What kmemtrace-report leaves behind, as it was before its main(). */
 static void reset(void)
 {
@@ -150,14 +128,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	argv[argc++] = fuzz_dir;
 	argv[argc] = NULL;
 
-	p = take(&data, &size, &len);
+	p = fuzz_take(&data, &size, 2, &len);
 	fuzz_put_file("meta", len ? p : NULL, len);
-	p = take(&data, &size, &len);
+	p = fuzz_take(&data, &size, 2, &len);
 	fuzz_put_file("kallsyms", len ? p : NULL, len);
-	p = take(&data, &size, &len);
+	p = fuzz_take(&data, &size, 2, &len);
 	fuzz_put_file("caches", len ? p : NULL, len);
 	if (flags & 8) {
-		p = take(&data, &size, &len0);
+		p = fuzz_take(&data, &size, 2, &len0);
 		fuzz_put_file("cpu0", p, len0);
 		fuzz_put_file("cpu1", data, size);
 	} else {

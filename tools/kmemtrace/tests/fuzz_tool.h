@@ -15,7 +15,8 @@
  * fuzz_fopen() and fuzz_opendir() (a harness defines fopen() and
  * opendir() as them), so that what an exit() left open is closed by
  * fuzz_close_all(). Inputs that are directories are written under
- * $TMPDIR (or /tmp) by fuzz_put_file().
+ * $TMPDIR (or /tmp) by fuzz_put_file(), the input cut into its files by
+ * fuzz_take().
  */
 #ifndef FUZZ_TOOL_H
 #define FUZZ_TOOL_H
@@ -233,6 +234,32 @@ static __maybe_unused void fuzz_put_file(const char *name, const uint8_t *data, 
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 	if (fd < 0 || write(fd, data, len) != (ssize_t)len || close(fd))
 		abort();
+}
+
+/*
+ * Of the input at *@data (*@size bytes), the next @width-byte (1 or 2,
+ * little endian) length and that many bytes, at most; both move on.
+ */
+static __maybe_unused const uint8_t *fuzz_take(const uint8_t **data, size_t *size, int width,
+					       size_t *len)
+{
+	const uint8_t *p;
+
+	if (*size < (size_t)width) {
+		*data += *size;
+		*size = 0;
+		*len = 0;
+		return *data;
+	}
+	*len = width == 2 ? (*data)[0] | (*data)[1] << 8 : (*data)[0];
+	*data += width;
+	*size -= width;
+	if (*len > *size)
+		*len = *size;
+	p = *data;
+	*data += *len;
+	*size -= *len;
+	return p;
 }
 
 #endif /* FUZZ_TOOL_H */
