@@ -12,7 +12,7 @@ all: help
 help:
 	@echo 'make demo      install deps, prepare, build, boot the guest and show a capture'
 	@echo 'make check     all checks and tests (static, sparse, KUnit, kselftests, runner)'
-	@echo 'make check-kcsan  the KCSAN kernel and the kselftests on it (not in make check: ~NN min)'
+	@echo 'make check-kcsan  the KCSAN kernel and the kselftests on it (not in make check: ~10 min cold)'
 	@echo 'make bench     the cost table: allocation path, KTR trace points, scheduler'
 	@echo 'make deps      install the Debian packages (as root)'
 	@echo 'make prepare   unpack the kernel into kernel-tree/ and apply the series'
