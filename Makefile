@@ -5,7 +5,7 @@
 
 SCRIPTS := scripts
 
-.PHONY: all demo check check-kcsan bench deps prepare kernel kernel-off user kunit export clean distclean help
+.PHONY: all demo check check-kcsan check-docs bisect bench deps prepare kernel kernel-off user kunit export clean distclean help
 
 all: help
 
@@ -13,6 +13,8 @@ help:
 	@echo 'make demo      install deps, prepare, build, boot the guest and show a capture'
 	@echo 'make check     all checks and tests (static, sparse, KUnit, kselftests, runner)'
 	@echo 'make check-kcsan  the KCSAN kernel and the kselftests on it (not in make check: ~10 min cold)'
+	@echo 'make check-docs   Sphinx of every page the series touches (ABI too), rendered to PNG'
+	@echo 'make bisect    build every commit of the series, feature off and on, and check each (~30 min)'
 	@echo 'make bench     the cost table: allocation path, KTR trace points, scheduler'
 	@echo 'make deps      install the Debian packages (as root)'
 	@echo 'make prepare   unpack the kernel into kernel-tree/ and apply the series'
@@ -31,6 +33,13 @@ check:
 
 check-kcsan:
 	@$(SCRIPTS)/check-kcsan
+
+check-docs: prepare
+	@$(SCRIPTS)/install-deps --docs
+	@$(SCRIPTS)/check-docs --full --png
+
+bisect: prepare
+	@$(SCRIPTS)/bisect-series
 
 bench: user kernel-off
 	@$(SCRIPTS)/bench

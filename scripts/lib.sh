@@ -96,3 +96,49 @@ SPLAT_RE='(BUG:|WARNING:|ODEBUG:|Oops|Kernel panic|KASAN:|KCSAN:|UBSAN:|general 
 t_pass() { printf 'PASS: %s\n' "$1"; }
 t_fail() { printf 'FAIL: %s: %s\n' "$1" "$2"; }
 t_skip() { printf 'SKIP: %s: %s\n' "$1" "$2"; }
+
+# checkpatch_verdict TREE PATCH: checkpatch.pl --strict of TREE on PATCH.
+# ERRORs fail; a WARNING or CHECK passes only when the patch justifies it
+# below its '---' line as 'checkpatch: TYPE: reason'. Prints why on
+# failure and returns 1.
+checkpatch_verdict() {
+	local out notes errs unjust="" line type
+	out=$(cd "$1" && { ./scripts/checkpatch.pl --strict --show-types --terse --no-summary "$2" 2>&1 || true; })
+	# The notes below '---' and before the diff may justify kept warnings.
+	notes=$(awk '/^---$/ { on = 1; next } on && /^(diff |--- |Index: )/ { exit } on' "$2")
+	errs=$(printf '%s\n' "$out" | grep -E ': ERROR:' || true)
+	while IFS= read -r line; do
+		[ -n "$line" ] || continue
+		type=$(printf '%s\n' "$line" | sed -n 's/.*: \(WARNING\|CHECK\):\([A-Z_0-9]*\):.*/\2/p')
+		[ -n "$type" ] || continue
+		printf '%s\n' "$notes" | grep -q "^checkpatch: $type: ." || unjust+="$line"$'\n'
+	done <<<"$(printf '%s\n' "$out" | grep -E ': (WARNING|CHECK):' || true)"
+	if [ -n "$errs" ]; then
+		printf 'errors: %s\n' "$(printf '%s' "$errs" | sed -n 1,3p | tr '\n' ' ')"
+		return 1
+	elif [ -n "$unjust" ]; then
+		printf "unjustified (add 'checkpatch: TYPE: reason' below ---): %s\n" \
+			"$(printf '%s' "$unjust" | sed -n 1,3p | tr '\n' ' ')"
+		return 1
+	fi
+	return 0
+}
+
+# entry_patterns MAINTAINERS_FILE: the F: patterns of its KMEMTRACE entry.
+entry_patterns() {
+	sed -n '/^KMEMTRACE$/,/^$/s/^F:\t//p' "$1"
+}
+
+# entry_covers FILE PATTERN...: FILE is one of the patterns' (they are
+# directories ending in / and files, no globs).
+entry_covers() {
+	local f=$1 pat
+	shift
+	for pat in "$@"; do
+		case "$pat" in
+		*/) [[ "$f" == "$pat"* ]] && return 0 ;;
+		*) [ "$f" = "$pat" ] && return 0 ;;
+		esac
+	done
+	return 1
+}
