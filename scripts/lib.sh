@@ -22,7 +22,7 @@ export CCACHE_BASEDIR=$TOP
 JOBS=${KMT_JOBS:-$(nproc)}
 # Directories of the overlay: new files only, copied into kernel-tree/ at
 # the same paths by scripts/prepare-tree.
-OVERLAY_DIRS=(Documentation tools/kmemtrace tools/testing/selftests/kmemtrace)
+OVERLAY_DIRS=(tools/kmemtrace tools/testing/selftests/kmemtrace)
 
 # shellcheck source=scripts/linux-source.pin
 . "$TOP/scripts/linux-source.pin"
