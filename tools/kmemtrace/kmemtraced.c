@@ -231,6 +231,17 @@ bad:
 	r->ncarry = 0;
 }
 
+
+/* Whether the calling thread may run on @r's CPU only, and runs there. */
+static bool on_its_cpu(const struct reader *r, const cpu_set_t *want)
+{
+	cpu_set_t now;
+
+	if (pthread_getaffinity_np(pthread_self(), sizeof(now), &now))
+		return false;
+	return CPU_EQUAL(&now, want) && sched_getcpu() == r->cpu;
+}
+
 static void *reader_main(void *arg)
 {
 	struct reader *r = arg;
@@ -265,12 +276,21 @@ static void *reader_main(void *arg)
 		if (!draining && poll(&pfd, 1, 100) <= 0)
 			continue;
 		/*
-		 * A CPU that went offline broke the pinning; once it is back,
-		 * pin again before reading what it writes. While it is offline
-		 * nothing writes its buffer and any CPU may read it.
+		 * A CPU that went offline broke the pinning: the kernel let
+		 * the thread run anywhere, and may have put it back on its
+		 * CPU by chance, from where it can still be moved half-way
+		 * through a read. Read only while pinned, so that no writer
+		 * can be half-way through an event; while the CPU is offline
+		 * nothing is written there, and the final drain (tracing
+		 * stopped, with -e) reads whatever is left.
 		 */
-		if (sched_getcpu() != r->cpu)
+		if (!on_its_cpu(r, &set)) {
 			r->pinned = !pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+			if (!r->pinned && !draining) {
+				usleep(10000);
+				continue;
+			}
+		}
 		n = read(r->in, buf, READ_SIZE);
 		if (n < 0) {
 			if (errno == EINTR)
