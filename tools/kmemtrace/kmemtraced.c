@@ -231,7 +231,6 @@ bad:
 	r->ncarry = 0;
 }
 
-
 /* Whether the calling thread may run on @r's CPU only, and runs there. */
 static bool on_its_cpu(const struct reader *r, const cpu_set_t *want)
 {
