@@ -420,25 +420,35 @@ static unsigned int cache_index(__u64 id, __u64 size, int type)
 }
 
 /*
- * Live allocations by pointer. Linear probing with deletion by backward
- * shift: the table holds live objects only, 32 bytes each. A pointer of
- * 0 marks a free slot: failed allocations are not live.
+ * Live allocations by pointer, pages apart from slab objects: a new
+ * slab's page and its first object have the same address (so have a
+ * large kmalloc() and its pages), and both are live at once. Linear
+ * probing with deletion by backward shift: the table holds live objects
+ * only, 32 bytes each. A pointer of 0 marks a free slot: failed
+ * allocations are not live.
  */
 struct live {
 	__u64 ptr, time;
 	unsigned int site;	/* index in sites[] */
 	unsigned int cache;	/* index in caches[]: its size is the bytes allocated */
 	int cpu;
+	bool page;		/* a page allocation, not a slab object */
 };
 
 static struct live *lives;
 static size_t lives_cap, nlives;
 
-static size_t live_slot(__u64 ptr)
+static size_t live_home(__u64 ptr, bool page)
+{
+	return mix(ptr ^ page) & (lives_cap - 1);
+}
+
+static size_t live_slot(__u64 ptr, bool page)
 {
 	size_t i;
 
-	for (i = mix(ptr) & (lives_cap - 1); lives[i].ptr && lives[i].ptr != ptr;
+	for (i = live_home(ptr, page);
+	     lives[i].ptr && (lives[i].ptr != ptr || lives[i].page != page);
 	     i = (i + 1) & (lives_cap - 1))
 		;
 	return i;
@@ -454,32 +464,33 @@ static void lives_grow(void)
 	lives = xcalloc(lives_cap, sizeof(*lives));
 	for (i = 0; i < old_cap; i++)
 		if (old[i].ptr)
-			lives[live_slot(old[i].ptr)] = old[i];
+			lives[live_slot(old[i].ptr, old[i].page)] = old[i];
 	free(old);
 }
 
-static struct live *live_find(__u64 ptr)
+static struct live *live_find(__u64 ptr, bool page)
 {
 	struct live *l;
 
 	if (!lives_cap)
 		return NULL;
-	l = &lives[live_slot(ptr)];
+	l = &lives[live_slot(ptr, page)];
 	return l->ptr ? l : NULL;
 }
 
 /* The entry of @ptr, *@old saying if it was live already. */
-static struct live *live_add(__u64 ptr, bool *old)
+static struct live *live_add(__u64 ptr, bool page, bool *old)
 {
 	struct live *l;
 
 	if (2 * (nlives + 1) > lives_cap)
 		lives_grow();
-	l = &lives[live_slot(ptr)];
+	l = &lives[live_slot(ptr, page)];
 	*old = l->ptr;
 	if (!l->ptr) {
 		nlives++;
 		l->ptr = ptr;
+		l->page = page;
 	}
 	return l;
 }
@@ -496,7 +507,7 @@ static void live_del(struct live *l)
 		j = (j + 1) & (lives_cap - 1);
 		if (!lives[j].ptr)
 			return;
-		home = mix(lives[j].ptr) & (lives_cap - 1);
+		home = live_home(lives[j].ptr, lives[j].page);
 		/* Move j back to i unless its home lies cyclically in (i, j]. */
 		if (i <= j ? home <= i || home > j : home <= i && home > j) {
 			lives[i] = lives[j];
@@ -873,6 +884,7 @@ static void account(const struct rec *e)
 {
 	struct freed *fr;
 	struct site *s;
+	bool page = e->type_id == KMEMTRACE_TYPE_PAGES;
 	struct live *l;
 	unsigned int si;
 	bool old;
@@ -892,7 +904,7 @@ static void account(const struct rec *e)
 		site_hist[si * NR_BUCKETS + bucket(e->bytes_req)]++;
 		if (e->bytes_alloc < e->bytes_req)
 			note_err(ERR_LESS, e->type_id, e->call_site, e->type_id, e->call_site);
-		l = live_add(e->ptr, &old);
+		l = live_add(e->ptr, page, &old);
 		if (old)
 			note_err(ERR_REALLOC, sites[l->site].type, sites[l->site].call_site,
 				 e->type_id, e->call_site);
@@ -914,7 +926,14 @@ static void account(const struct rec *e)
 			freed = xcalloc(FREED_SLOTS, sizeof(*freed));
 		fr = &freed[mix(e->ptr) & (FREED_SLOTS - 1)];
 	}
-	l = live_find(e->ptr);
+	/*
+	 * A free finds its pointer among the allocations of its own kind,
+	 * else among the others' (a page freed as a slab object, or the
+	 * reverse: a mismatched free).
+	 */
+	l = live_find(e->ptr, page);
+	if (!l)
+		l = live_find(e->ptr, !page);
 	if (!l) {
 		if (fr && fr->ptr == e->ptr)
 			note_err(ERR_DOUBLE, sites[fr->site].type, sites[fr->site].call_site,
