@@ -25,6 +25,7 @@
 #include "alloc_report.h"
 #include "ksyms.h"
 #include "../../../kmemtrace/kmt_events.h"
+#include "kmt_util.h"
 
 #define KMT_DIR		"/sys/kernel/debug/kmemtrace"
 /* ABI 2, pages: the header, then time (3 + 8), pid (3 + 4), context (3 + 1). */
@@ -103,19 +104,6 @@ static int write_str(const char *path, const char *s)
 	n = write(fd, s, strlen(s));
 	close(fd);
 	return n == (ssize_t)strlen(s) ? 0 : -errno;
-}
-
-static int __printf(1, 2) run(const char *fmt, ...)
-{
-	char cmd[4096];
-	va_list ap;
-	int st;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	st = system(cmd);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
 static const struct cache_line *find_cache(const struct cache_line *c, size_t n,
@@ -277,7 +265,7 @@ FIXTURE_SETUP(alloc)
 	ASSERT_EQ(0, write_str(KMT_DIR "/enable", "1"));
 	ASSERT_EQ(0, write_str(KMT_DIR "/enable", "0"));
 	/* Drain what earlier tests or the boot left, so as not to mix it in. */
-	ASSERT_EQ(0, run("for f in " KMT_DIR "/cpu*; do cat $f > /dev/null; done"));
+	ASSERT_EQ(0, kmt_run("for f in " KMT_DIR "/cpu*; do cat $f > /dev/null; done"));
 	snprintf(self->dir, sizeof(self->dir), "/tmp/alloc_test.XXXXXX");
 	ASSERT_NE(NULL, mkdtemp(self->dir));
 }
@@ -294,7 +282,7 @@ FIXTURE_TEARDOWN(alloc)
 	write_str(KMT_DIR "/mask", self->mask);
 	write_str(KMT_DIR "/enable", self->enable);
 	if (self->dir[0])
-		run("rm -rf %s", self->dir);
+		kmt_run("rm -rf %s", self->dir);
 }
 
 /* Starts kmemtraced -e on DIR/cap and waits until tracing is on. */
@@ -390,7 +378,7 @@ static void check_report_cache(struct __test_metadata *_metadata, const char *ca
 		req += want[i].req;
 	}
 	ASSERT_LT(0ULL, allocs);
-	ASSERT_EQ(0, run("%s --format=json --top=-1 %s > %s/report.json 2>&1",
+	ASSERT_EQ(0, kmt_run("%s --format=json --top=-1 %s > %s/report.json 2>&1",
 			 tool("kmemtrace-report", path, sizeof(path)), cap, dir));
 	snprintf(path, sizeof(path), "%s/report.json", dir);
 	f = fopen(path, "r");
@@ -428,7 +416,7 @@ static void check_report(struct __test_metadata *_metadata, const char *cap, con
 	size_t ngot = 0, i;
 	FILE *f;
 
-	ASSERT_EQ(0, run("%s --format=csv --top=-1 --site=kmt_st_ %s > %s/report.csv 2>&1",
+	ASSERT_EQ(0, kmt_run("%s --format=csv --top=-1 --site=kmt_st_ %s > %s/report.csv 2>&1",
 			 tool("kmemtrace-report", path, sizeof(path)), cap, dir));
 	snprintf(path, sizeof(path), "%s/report.csv", dir);
 	f = fopen(path, "r");
@@ -670,9 +658,9 @@ TEST_F_TIMEOUT(alloc, selftest_events_exact, 120)
 	free(syms);
 	free(caches);
 
-	EXPECT_EQ(0, run("%s %s > %s/check.out 2>&1", tool("kmemtrace-check", path, sizeof(path)),
+	EXPECT_EQ(0, kmt_run("%s %s > %s/check.out 2>&1", tool("kmemtrace-check", path, sizeof(path)),
 			 cap, self->dir));
-	EXPECT_EQ(0, run("grep -qx CLEAN %s/check.out", self->dir));
+	EXPECT_EQ(0, kmt_run("grep -qx CLEAN %s/check.out", self->dir));
 	check_report(_metadata, cap, self->dir, want, nwant, &star);
 }
 
@@ -737,12 +725,12 @@ TEST_F_TIMEOUT(alloc, overruns_accounted_exactly, 120)
 	EXPECT_LT(0ULL, kept);
 
 	/* The checker finds exactly those, and agrees with the kernel. */
-	EXPECT_EQ(1, run("%s %s > %s/check.out 2>&1", tool("kmemtrace-check", bin, sizeof(bin)),
+	EXPECT_EQ(1, kmt_run("%s %s > %s/check.out 2>&1", tool("kmemtrace-check", bin, sizeof(bin)),
 			 cap, self->dir));
-	EXPECT_EQ(0, run("grep -qx 'LOSSY: %llu events lost' %s/check.out",
+	EXPECT_EQ(0, kmt_run("grep -qx 'LOSSY: %llu events lost' %s/check.out",
 			 end_lost - start_lost, self->dir))
 		TH_LOG("the kernel lost %llu", end_lost - start_lost);
-	EXPECT_EQ(0, run("grep -q '^capture complete: .*, %llu missing, %s %llu$' %s/check.out",
+	EXPECT_EQ(0, kmt_run("grep -q '^capture complete: .*, %llu missing, %s %llu$' %s/check.out",
 			 end_lost - start_lost, "kernel lost", end_lost - start_lost,
 			 self->dir));
 }
@@ -805,9 +793,9 @@ TEST_F_TIMEOUT(alloc, cpu_hotplug_mid_capture, 120)
 	snprintf(path, sizeof(path), "%s/cpu1", cap);
 	/* The storm's 2000, and whatever else the child allocated. */
 	EXPECT_LE(2000ULL, count_pid(path, child));
-	EXPECT_EQ(0, run("%s %s > %s/check.out 2>&1", tool("kmemtrace-check", bin, sizeof(bin)),
+	EXPECT_EQ(0, kmt_run("%s %s > %s/check.out 2>&1", tool("kmemtrace-check", bin, sizeof(bin)),
 			 cap, self->dir));
-	EXPECT_EQ(0, run("grep -qx CLEAN %s/check.out", self->dir));
+	EXPECT_EQ(0, kmt_run("grep -qx CLEAN %s/check.out", self->dir));
 }
 
 /* One (kind, call site, pointer, gfp) and what its events add up to. */
@@ -1000,7 +988,7 @@ TEST_F_TIMEOUT(alloc, crosscheck_ftrace, 120)
 	ASSERT_EQ(0, kill(self->daemon, SIGINT));
 	ASSERT_EQ(self->daemon, waitpid(self->daemon, &status, 0));
 	self->daemon = 0;
-	EXPECT_EQ(0, status) run("cat %s/kmemtraced.out " KMT_DIR "/stats >&2", self->dir);
+	EXPECT_EQ(0, status) kmt_run("cat %s/kmemtraced.out " KMT_DIR "/stats >&2", self->dir);
 	xc_trace(0);
 	/* Only an open with O_TRUNC empties the list: leave ftrace as found. */
 	close(open("/sys/kernel/tracing/set_event_pid", O_WRONLY | O_TRUNC));

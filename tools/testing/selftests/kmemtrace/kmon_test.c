@@ -42,9 +42,9 @@
 #include "../../../kmemtrace/kmon_log.h"
 #include "alloc_report.h"
 #include "ksyms.h"
+#include "kmt_util.h"
 
 #define KMON_DEV	"/dev/kmon"
-#define KMON_STATE	"/sys/kernel/debug/kmemtrace/kmon"
 #define KMON_TRIGGER	"/sys/kernel/debug/kmemtrace/kmon_selftest"
 /* A KMON_DT_TEST record of the trigger: header, type, context, sequence. */
 #define TEST_REC	(KMON_HDR_SIZE + 6)
@@ -84,23 +84,6 @@ static int trigger(const char *cmd, unsigned int *logged, int *ctx, int *error)
 	return 0;
 }
 
-/* A field of debugfs kmemtrace/kmon, -1 if absent. */
-static long long state(const char *key)
-{
-	char line[128];
-	long long v = -1;
-	size_t klen = strlen(key);
-	FILE *f = fopen(KMON_STATE, "r");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, key, klen) && line[klen] == ' ')
-			v = atoll(line + klen + 1);
-	fclose(f);
-	return v;
-}
-
 /*
  * The sum of one counter ("records", "overruns", "corrupt") over the
  * "ring CPU CONTEXT records R overruns O corrupt C" lines of the state
@@ -112,7 +95,7 @@ static long long ring_sum(const char *counter)
 	unsigned long long rec, over, bad;
 	long long sum = -1;
 	int cpu;
-	FILE *f = fopen(KMON_STATE, "r");
+	FILE *f = fopen(KMT_KMON_STATE, "r");
 
 	if (!f)
 		return -1;
@@ -684,7 +667,7 @@ TEST_F(kmon, ring_overrun_counted)
 	ASSERT_EQ(1000 - logged, after.ring_overruns);
 	ASSERT_EQ(logged, after.ring_records);
 	/* The state file's per-ring counters add up to the same. */
-	ASSERT_EQ((long long)after.ring_overruns, ring_sum("overruns") + state("unwatched"));
+	ASSERT_EQ((long long)after.ring_overruns, ring_sum("overruns") + kmt_kmon_state("unwatched"));
 	ASSERT_EQ((long long)logged, ring_sum("records"));
 	ASSERT_EQ(0LL, ring_sum("corrupt"));
 	ASSERT_EQ(logged, after.records);
@@ -773,11 +756,11 @@ TEST_F(kmon, reserve_wraps_the_ring)
 	int ctx, error;
 
 	pin_cpu0();
-	alloc0 = state("rings_allocated");
+	alloc0 = kmt_kmon_state("rings_allocated");
 	self->fd = reopen_page_rings(self->fd);
 	ASSERT_LE(0, self->fd);
 	/* Rings of a page, new: no other open held them. */
-	ASSERT_EQ(alloc0 + 1, state("rings_allocated"));
+	ASSERT_EQ(alloc0 + 1, kmt_kmon_state("rings_allocated"));
 	ASSERT_EQ(0, ioctl(self->fd, KMON_SET_CLASSES, &none));
 	ASSERT_EQ(0, ioctl(self->fd, KMON_START));
 	for (k = 0; k < 10; k++) {
@@ -1037,30 +1020,30 @@ TEST(ring_lifetime)
 		SKIP(return, "needs root");
 	if (!have_kmon())
 		SKIP(return, "%s", no_kmon());
-	ASSERT_EQ(0, state("rings")) TH_LOG("something else has /dev/kmon open");
-	alloc0 = state("rings_allocated");
-	freed0 = state("rings_freed");
+	ASSERT_EQ(0, kmt_kmon_state("rings")) TH_LOG("something else has /dev/kmon open");
+	alloc0 = kmt_kmon_state("rings_allocated");
+	freed0 = kmt_kmon_state("rings_freed");
 	ASSERT_EQ(alloc0, freed0);
 	a = open(KMON_DEV, O_RDONLY);
 	ASSERT_LE(0, a);
-	ASSERT_EQ(1, state("rings"));
-	ASSERT_EQ(alloc0 + 1, state("rings_allocated"));
+	ASSERT_EQ(1, kmt_kmon_state("rings"));
+	ASSERT_EQ(alloc0 + 1, kmt_kmon_state("rings_allocated"));
 	b = open(KMON_DEV, O_RDONLY);
 	ASSERT_LE(0, b);
-	ASSERT_EQ(alloc0 + 1, state("rings_allocated"));
-	ASSERT_EQ(2, state("open"));
-	ASSERT_LE(2, state("instances"));
+	ASSERT_EQ(alloc0 + 1, kmt_kmon_state("rings_allocated"));
+	ASSERT_EQ(2, kmt_kmon_state("open"));
+	ASSERT_LE(2, kmt_kmon_state("instances"));
 	close(a);
-	ASSERT_EQ(1, state("rings"));
-	ASSERT_EQ(freed0, state("rings_freed"));
+	ASSERT_EQ(1, kmt_kmon_state("rings"));
+	ASSERT_EQ(freed0, kmt_kmon_state("rings_freed"));
 	close(b);
-	ASSERT_EQ(0, state("rings"));
-	ASSERT_EQ(freed0 + 1, state("rings_freed"));
-	ASSERT_EQ(0, state("open"));
+	ASSERT_EQ(0, kmt_kmon_state("rings"));
+	ASSERT_EQ(freed0 + 1, kmt_kmon_state("rings_freed"));
+	ASSERT_EQ(0, kmt_kmon_state("open"));
 	/* Instances are freed after an RCU grace period: none is left. */
-	for (i = 0; i < 200 && state("instances"); i++)
+	for (i = 0; i < 200 && kmt_kmon_state("instances"); i++)
 		usleep(10000);
-	ASSERT_EQ(0, state("instances"));
+	ASSERT_EQ(0, kmt_kmon_state("instances"));
 	/* With the device closed, kmon_add_data() says so. */
 	ASSERT_EQ(0, trigger("task 1", &logged, &ctx, &error));
 	ASSERT_EQ(0U, logged);

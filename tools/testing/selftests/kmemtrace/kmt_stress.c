@@ -70,10 +70,10 @@
 
 #include "../kselftest_harness.h"
 #include "../../../kmemtrace/kmon_log.h"
+#include "kmt_util.h"
 
 #define KMON_DEV	"/dev/kmon"
 #define KMT_DIR		"/sys/kernel/debug/kmemtrace"
-#define KMON_STATE	KMT_DIR "/kmon"
 #define KMON_TRIGGER	KMT_DIR "/kmon_selftest"
 #define ALLOC_TRIGGER	KMT_DIR "/alloc_selftest"
 #define CPU1_ONLINE	"/sys/devices/system/cpu/cpu1/online"
@@ -151,36 +151,6 @@ static char *read_text(const char *path, char *buf, size_t len)
 	return buf;
 }
 
-/* A "key value" field of the kmon state file, -1 if absent. */
-static long long state(const char *key)
-{
-	char line[160];
-	long long v = -1;
-	size_t klen = strlen(key);
-	FILE *f = fopen(KMON_STATE, "r");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, key, klen) && line[klen] == ' ')
-			v = atoll(line + klen + 1);
-	fclose(f);
-	return v;
-}
-
-static int __printf(1, 2) run(const char *fmt, ...)
-{
-	char cmd[1024];
-	va_list ap;
-	int st;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	st = system(cmd);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
 /* The tools are installed beside the test (TEST_GEN_PROGS_EXTENDED). */
 static const char *tool(const char *name, char *buf, size_t len)
 {
@@ -233,7 +203,7 @@ static void settle(void)
 {
 	int i;
 
-	for (i = 0; i < 100 && (state("rings") > 0 || state("instances") > 0); i++)
+	for (i = 0; i < 100 && (kmt_kmon_state("rings") > 0 || kmt_kmon_state("instances") > 0); i++)
 		usleep(20000);
 }
 
@@ -378,7 +348,7 @@ FIXTURE_SETUP(stress)
 	ASSERT_TRUE(!!mkdtemp(self->dir));
 	/* Nothing of an earlier test is open. */
 	settle();
-	ASSERT_EQ(0, state("open"));
+	ASSERT_EQ(0, kmt_kmon_state("open"));
 }
 
 FIXTURE_TEARDOWN(stress)
@@ -392,18 +362,18 @@ FIXTURE_TEARDOWN(stress)
 	write_str(KMT_DIR "/mask", self->mask);
 	write_str(KMT_DIR "/enable", self->enable);
 	if (self->dir[0])
-		run("rm -rf %s", self->dir);
+		kmt_run("rm -rf %s", self->dir);
 }
 
 /* After a test: no instance open, started or left unfreed, rings freed. */
 static void expect_balanced(struct __test_metadata *_metadata)
 {
 	settle();
-	EXPECT_EQ(0, state("open"));
-	EXPECT_EQ(0, state("started"));
-	EXPECT_EQ(0, state("rings"));
-	EXPECT_EQ(0, state("instances"));
-	EXPECT_EQ(state("rings_allocated"), state("rings_freed"));
+	EXPECT_EQ(0, kmt_kmon_state("open"));
+	EXPECT_EQ(0, kmt_kmon_state("started"));
+	EXPECT_EQ(0, kmt_kmon_state("rings"));
+	EXPECT_EQ(0, kmt_kmon_state("instances"));
+	EXPECT_EQ(kmt_kmon_state("rings_allocated"), kmt_kmon_state("rings_freed"));
 }
 
 TEST_F_TIMEOUT(stress, kmon_churn, 300)
@@ -650,9 +620,9 @@ static void kmonlog_run(struct __test_metadata *_metadata, const char *dir, cons
 		_exit(127);
 	}
 	/* Started: the trigger's records reach it. */
-	for (i = 0; i < 500 && state("started") < 1; i++)
+	for (i = 0; i < 500 && kmt_kmon_state("started") < 1; i++)
 		usleep(10000);
-	ASSERT_LT(0, state("started"));
+	ASSERT_LT(0, kmt_kmon_state("started"));
 	/* What the kernel logged; what the rings refused it counts lost. */
 	for (i = 0; i < 20; i++)
 		ASSERT_EQ(0, trigger_logged("task", 5000, &logged));
@@ -661,7 +631,7 @@ static void kmonlog_run(struct __test_metadata *_metadata, const char *dir, cons
 	 * stops by itself, after reading the records in the device.
 	 */
 	if (!strstr(args, "-m "))
-		ASSERT_LT(0, state("started"))
+		ASSERT_LT(0, kmt_kmon_state("started"))
 			TH_LOG("kmonlog %s stopped before the records were logged", how);
 	if (sigint)
 		ASSERT_EQ(0, kill(pid, SIGINT));
@@ -774,10 +744,10 @@ static void expect_accounted(struct __test_metadata *_metadata, const char *dir,
 	int rc;
 
 	snprintf(out, sizeof(out), "%s/%s.check", dir, name);
-	rc = run("%s %s/%s > %s 2>&1", tool("kmemtrace-check", chk, sizeof(chk)), dir, name, out);
+	rc = kmt_run("%s %s/%s > %s 2>&1", tool("kmemtrace-check", chk, sizeof(chk)), dir, name, out);
 	EXPECT_TRUE(clean_or_lossy(rc)) TH_LOG("kmemtrace-check %s/%s: exit %d", dir, name, rc);
-	EXPECT_TRUE(!run("grep -qx CLEAN %s", out) || !run("grep -q '" COMPLETE_RE "' %s", out))
-		run("cat %s >&2", out);
+	EXPECT_TRUE(!kmt_run("grep -qx CLEAN %s", out) || !kmt_run("grep -q '" COMPLETE_RE "' %s", out))
+		kmt_run("cat %s >&2", out);
 }
 
 /* A capture of @secs s by kmemtraced, checked by expect_accounted(). */
@@ -788,7 +758,7 @@ static void checked_capture(struct __test_metadata *_metadata, const char *dir,
 	int rc;
 
 	tool("kmemtraced", bin, sizeof(bin));
-	rc = run("%s -e -q -t %s -o %s/%s > %s/%s.out 2>&1", bin, secs, dir, name, dir, name);
+	rc = kmt_run("%s -e -q -t %s -o %s/%s > %s/%s.out 2>&1", bin, secs, dir, name, dir, name);
 	EXPECT_TRUE(clean_or_lossy(rc)) TH_LOG("kmemtraced: exit %d", rc);
 	expect_accounted(_metadata, dir, name);
 }
@@ -838,7 +808,7 @@ TEST_F_TIMEOUT(stress, kmemtrace_toggle, 300)
 	 * read to their end first, as kmemtraced's users do.
 	 */
 	ASSERT_EQ(0, write_str(KMT_DIR "/enable", "0"));
-	ASSERT_EQ(0, run("for f in " KMT_DIR "/cpu*; do cat $f > /dev/null; done"));
+	ASSERT_EQ(0, kmt_run("for f in " KMT_DIR "/cpu*; do cat $f > /dev/null; done"));
 	ASSERT_EQ(0, write_str(KMT_DIR "/mask", "0x70000"));
 	set_stop(0);
 	nstorms = start_storms(storms);
@@ -899,15 +869,15 @@ TEST_F_TIMEOUT(stress, tools_stop, 300)
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	ASSERT_TRUE(WIFEXITED(status));
 	EXPECT_TRUE(clean_or_lossy(WEXITSTATUS(status))) TH_LOG("SIGINT: exit %d", status);
-	ASSERT_TRUE(kmemtraced_total(l, &events, &bytes)) run("cat %s >&2", l);
+	ASSERT_TRUE(kmemtraced_total(l, &events, &bytes)) kmt_run("cat %s >&2", l);
 	EXPECT_LT(0ULL, events);
 	TH_LOG("kmemtraced stopped by SIGINT: %llu events, %llu bytes", events, bytes);
 	expect_accounted(_metadata, self->dir, "sigint");
 
-	i = run("%s -e -q -b 1M -o %s/bytes > %s/bytes.out 2>&1", bin, self->dir, self->dir);
+	i = kmt_run("%s -e -q -b 1M -o %s/bytes > %s/bytes.out 2>&1", bin, self->dir, self->dir);
 	EXPECT_TRUE(clean_or_lossy(i)) TH_LOG("-b 1M: exit %d", i);
 	snprintf(l, sizeof(l), "%s/bytes.out", self->dir);
-	ASSERT_TRUE(kmemtraced_total(l, &events, &bytes)) run("cat %s >&2", l);
+	ASSERT_TRUE(kmemtraced_total(l, &events, &bytes)) kmt_run("cat %s >&2", l);
 	EXPECT_LE(1ULL << 20, bytes);
 	TH_LOG("kmemtraced -b 1M: %llu events, %llu bytes", events, bytes);
 	expect_accounted(_metadata, self->dir, "bytes");
@@ -930,13 +900,13 @@ TEST_F_TIMEOUT(stress, tools_bad_outputs, 120)
 	pid_t pid;
 
 	tool("kmonlog", bin, sizeof(bin));
-	rc = run("%s -t 100000 -o /nonexistent/log 2>%s/o.err", bin, self->dir);
+	rc = kmt_run("%s -t 100000 -o /nonexistent/log 2>%s/o.err", bin, self->dir);
 	EXPECT_EQ(2, rc);
-	EXPECT_EQ(0, run("grep -q '/nonexistent/log: No such file' %s/o.err", self->dir));
-	rc = run("%s -t 100000 -o %s/p.log -p /nonexistent/pids 2>%s/p.err", bin, self->dir,
+	EXPECT_EQ(0, kmt_run("grep -q '/nonexistent/log: No such file' %s/o.err", self->dir));
+	rc = kmt_run("%s -t 100000 -o %s/p.log -p /nonexistent/pids 2>%s/p.err", bin, self->dir,
 		 self->dir);
 	EXPECT_EQ(2, rc);
-	EXPECT_EQ(0, run("grep -q '/nonexistent/pids: No such file' %s/p.err", self->dir));
+	EXPECT_EQ(0, kmt_run("grep -q '/nonexistent/pids: No such file' %s/p.err", self->dir));
 	/* Refused at the start, not after the 100 s. */
 	EXPECT_GT(60ULL * 1000000000, mono_ns() - t0);
 	/* The trigger's records reach the log: its writes fail. */
@@ -950,20 +920,20 @@ TEST_F_TIMEOUT(stress, tools_bad_outputs, 120)
 		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
 		_exit(127);
 	}
-	for (i = 0; i < 500 && state("started") < 1; i++)
+	for (i = 0; i < 500 && kmt_kmon_state("started") < 1; i++)
 		usleep(10000);
-	ASSERT_LT(0, state("started"));
+	ASSERT_LT(0, kmt_kmon_state("started"));
 	ASSERT_EQ(0, trigger("task", 5000));
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	ASSERT_TRUE(WIFEXITED(status));
 	EXPECT_EQ(2, WEXITSTATUS(status));
-	EXPECT_EQ(0, run("grep -q '/dev/full: No space left' %s/full.err", self->dir))
-		run("cat %s/full.err >&2", self->dir);
+	EXPECT_EQ(0, kmt_run("grep -q '/dev/full: No space left' %s/full.err", self->dir))
+		kmt_run("cat %s/full.err >&2", self->dir);
 
 	tool("kmemtraced", d, sizeof(d));
-	rc = run("%s -e -q -t 100 -o /proc/kmt 2>%s/d.err >&2", d, self->dir);
+	rc = kmt_run("%s -e -q -t 100 -o /proc/kmt 2>%s/d.err >&2", d, self->dir);
 	EXPECT_EQ(2, rc);
-	EXPECT_EQ(0, run("grep -q '/proc/kmt: ' %s/d.err", self->dir));
+	EXPECT_EQ(0, kmt_run("grep -q '/proc/kmt: ' %s/d.err", self->dir));
 	/* kmemtraced -e turned nothing on that it left on. */
 	EXPECT_STREQ(self->enable, read_text(KMT_DIR "/enable", d, sizeof(d)));
 	expect_balanced(_metadata);

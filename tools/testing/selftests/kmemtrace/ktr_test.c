@@ -29,6 +29,7 @@
 #include <linux/magic.h>
 
 #include "../kselftest_harness.h"
+#include "kmt_util.h"
 
 #define DEBUGFS		"/sys/kernel/debug"
 #define KMT_DIR		DEBUGFS "/kmemtrace"
@@ -359,20 +360,6 @@ static const char *find_ktrdump(void)
 	return "ktrdump is neither beside this test nor on PATH: build tools/kmemtrace";
 }
 
-/* Runs a shell command; returns its exit status, or -1. */
-static int __printf(1, 2) run(const char *fmt, ...)
-{
-	char cmd[4096];
-	va_list ap;
-	int st;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	st = system(cmd);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
 /* Reads @dir/@name into a new string. */
 static char *read_in(const char *dir, const char *name)
 {
@@ -407,7 +394,7 @@ FIXTURE_SETUP(dec)
 	ASSERT_EQ(12, fire_and_read(&self->v));
 	/* Stop, so that every reader sees the same entries. */
 	ASSERT_EQ(0, write_str(KTR_DIR "/mask", "0"));
-	ASSERT_EQ(0, run("mkdir %s/cap && cd " KTR_DIR " && for f in formats classes cpu*;"
+	ASSERT_EQ(0, kmt_run("mkdir %s/cap && cd " KTR_DIR " && for f in formats classes cpu*;"
 			 " do cat $f > %s/cap/$f || exit 1; done", self->dir, self->dir));
 }
 
@@ -422,7 +409,7 @@ FIXTURE_TEARDOWN(dec)
 	}
 	if (!self->dir[0])
 		return;
-	run("rm -rf %s", self->dir);
+	kmt_run("rm -rf %s", self->dir);
 	snprintf(buf, sizeof(buf), "%#llx", (unsigned long long)self->saved_mask);
 	write_str(KTR_DIR "/mask", buf);
 }
@@ -433,9 +420,9 @@ TEST_F(dec, decoder_matches_text_view)
 	const char *d = self->dir;
 	char *a, *b;
 
-	ASSERT_EQ(0, run("cat " KTR_DIR "/trace > %s/kernel", d));
-	ASSERT_EQ(0, run("%s > %s/live", ktrdump, d));
-	ASSERT_EQ(0, run("%s %s/cap > %s/saved", ktrdump, d, d));
+	ASSERT_EQ(0, kmt_run("cat " KTR_DIR "/trace > %s/kernel", d));
+	ASSERT_EQ(0, kmt_run("%s > %s/live", ktrdump, d));
+	ASSERT_EQ(0, kmt_run("%s %s/cap > %s/saved", ktrdump, d, d));
 	a = read_in(d, "kernel");
 	ASSERT_NE(NULL, a);
 	b = read_in(d, "live");
@@ -448,14 +435,14 @@ TEST_F(dec, decoder_matches_text_view)
 	free(b);
 	free(a);
 	/* Oldest first, with file:line, only one class, by name. */
-	EXPECT_EQ(0, run("%s -o -l -m test %s/cap | sed -n 3p | grep -q '%s'", ktrdump, d,
+	EXPECT_EQ(0, kmt_run("%s -o -l -m test %s/cap | sed -n 3p | grep -q '%s'", ktrdump, d,
 			 " 0 kernel/kmemtrace/ktr_selftest.c:[0-9]* ktr selftest: start$"));
 	/* Header (2 lines), the dev and test-or-dev entries. */
-	EXPECT_EQ(0, run("test $(%s -m dev %s/cap | wc -l) = 4", ktrdump, d));
+	EXPECT_EQ(0, kmt_run("test $(%s -m dev %s/cap | wc -l) = 4", ktrdump, d));
 	/* The same class as a mask (KTR_DEV is bit 2); an unknown name fails. */
-	EXPECT_EQ(0, run("test $(%s -m 0x4 %s/cap | wc -l) = 4", ktrdump, d));
-	EXPECT_EQ(1, run("%s -m dev,nosuch %s/cap > /dev/null 2> %s/err", ktrdump, d, d));
-	EXPECT_EQ(0, run("grep -q \"no class 'nosuch' in \" %s/err", d));
+	EXPECT_EQ(0, kmt_run("test $(%s -m 0x4 %s/cap | wc -l) = 4", ktrdump, d));
+	EXPECT_EQ(1, kmt_run("%s -m dev,nosuch %s/cap > /dev/null 2> %s/err", ktrdump, d, d));
+	EXPECT_EQ(0, kmt_run("grep -q \"no class 'nosuch' in \" %s/err", d));
 }
 
 /* Wait up to 10 s for a file in @dir to hold at least @lines lines. */
@@ -527,9 +514,9 @@ TEST_F(dec, decoder_bad_input)
 	char *err;
 
 	/* Cut 5 bytes off the end of every CPU file that holds entries. */
-	ASSERT_EQ(0, run("cd %s/cap && for f in cpu*; do s=$(wc -c < $f);"
+	ASSERT_EQ(0, kmt_run("cd %s/cap && for f in cpu*; do s=$(wc -c < $f);"
 			 " [ $s -le 40 ] || { head -c $((s - 5)) $f > t && mv t $f; }; done", d));
-	EXPECT_EQ(1, run("%s %s/cap > /dev/null 2> %s/err", ktrdump, d, d));
+	EXPECT_EQ(1, kmt_run("%s %s/cap > /dev/null 2> %s/err", ktrdump, d, d));
 	err = read_in(d, "err");
 	ASSERT_NE(NULL, err);
 	EXPECT_NE(NULL, strstr(err, "/cap/cpu")) TH_LOG("stderr: %s", err);
@@ -537,15 +524,15 @@ TEST_F(dec, decoder_bad_input)
 	EXPECT_NE(NULL, strstr(err, "truncated")) TH_LOG("stderr: %s", err);
 	free(err);
 	/* Only a cpu0 of 7 bytes beside the format table. */
-	ASSERT_EQ(0, run("rm -f %s/cap/cpu* && printf garbage > %s/cap/cpu0", d, d));
-	EXPECT_EQ(1, run("%s %s/cap > /dev/null 2> %s/err", ktrdump, d, d));
+	ASSERT_EQ(0, kmt_run("rm -f %s/cap/cpu* && printf garbage > %s/cap/cpu0", d, d));
+	EXPECT_EQ(1, kmt_run("%s %s/cap > /dev/null 2> %s/err", ktrdump, d, d));
 	err = read_in(d, "err");
 	ASSERT_NE(NULL, err);
 	EXPECT_NE(NULL, strstr(err, "/cap/cpu0: offset 0: truncated header"))
 		TH_LOG("stderr: %s", err);
 	free(err);
-	EXPECT_EQ(1, run("%s --no-such-option > /dev/null 2>&1", ktrdump));
-	EXPECT_EQ(1, run("%s -c x > /dev/null 2>&1", ktrdump));
+	EXPECT_EQ(1, kmt_run("%s --no-such-option > /dev/null 2>&1", ktrdump));
+	EXPECT_EQ(1, kmt_run("%s -c x > /dev/null 2>&1", ktrdump));
 }
 
 /* Every KTR file is root's, with no access at all for group or others. */
