@@ -520,10 +520,11 @@ static void live_del(struct live *l)
 /*
  * The last free of each pointer, as far as a fixed table remembers it:
  * direct-mapped by pointer, a later free overwriting an earlier one in
- * the same slot. A free of a pointer that is not live is a double free
- * if its slot holds it (it was freed and not allocated again since: an
- * allocation would have made it live), and a free of an unknown pointer
- * otherwise.
+ * the same slot, and an allocation of the pointer, page or object,
+ * clearing its slot. A free of a slab object that is not live is a
+ * double free if its slot holds it (it was freed and not allocated
+ * again since), a mismatched free if it is live as a page, and a free
+ * of an unknown pointer otherwise.
  */
 #define FREED_SLOTS	65536
 
@@ -904,6 +905,9 @@ static void account(const struct rec *e)
 		site_hist[si * NR_BUCKETS + bucket(e->bytes_req)]++;
 		if (e->bytes_alloc < e->bytes_req)
 			note_err(ERR_LESS, e->type_id, e->call_site, e->type_id, e->call_site);
+		/* Allocated again: a later free of it is no double free. */
+		if (freed && freed[mix(e->ptr) & (FREED_SLOTS - 1)].ptr == e->ptr)
+			freed[mix(e->ptr) & (FREED_SLOTS - 1)].ptr = 0;
 		l = live_add(e->ptr, page, &old);
 		if (old)
 			note_err(ERR_REALLOC, sites[l->site].type, sites[l->site].call_site,
@@ -926,17 +930,20 @@ static void account(const struct rec *e)
 			freed = xcalloc(FREED_SLOTS, sizeof(*freed));
 		fr = &freed[mix(e->ptr) & (FREED_SLOTS - 1)];
 	}
-	/*
-	 * A free finds its pointer among the allocations of its own kind,
-	 * else among the others' (a page freed as a slab object, or the
-	 * reverse: a mismatched free).
-	 */
 	l = live_find(e->ptr, page);
-	if (!l)
+	if (!l && fr && fr->ptr == e->ptr) {
+		note_err(ERR_DOUBLE, sites[fr->site].type, sites[fr->site].call_site,
+			 e->type_id, e->call_site);
+	} else if (!l) {
+		/*
+		 * Live as the other kind: a page freed as a slab object, or
+		 * the reverse, a mismatched free. That allocation stays live:
+		 * the kernel also records its own free (kfree() of a page
+		 * records a kmalloc free, then the page's).
+		 */
 		l = live_find(e->ptr, !page);
-	if (!l) {
-		if (fr && fr->ptr == e->ptr)
-			note_err(ERR_DOUBLE, sites[fr->site].type, sites[fr->site].call_site,
+		if (l)
+			note_err(ERR_MISMATCH, sites[l->site].type, sites[l->site].call_site,
 				 e->type_id, e->call_site);
 		else
 			note_err(ERR_UNKNOWN, e->type_id, e->call_site, -1, 0);
