@@ -2,7 +2,7 @@
 /*
  * Reading kmemtrace events (Documentation/ABI/testing/debugfs-kmemtrace)
  * from a byte stream, in either byte order, for kmemtraced,
- * kmemtrace-check, kmemtrace-report and the selftests.
+ * kmemtrace-check, kmemtrace-report and any other reader of a capture.
  */
 #ifndef KMT_EVENTS_H
 #define KMT_EVENTS_H

@@ -379,7 +379,7 @@ static void check_report_cache(struct __test_metadata *_metadata, const char *ca
 	}
 	ASSERT_LT(0ULL, allocs);
 	ASSERT_EQ(0, kmt_run("%s --format=json --top=-1 %s > %s/report.json 2>&1",
-			 tool("kmemtrace-report", path, sizeof(path)), cap, dir));
+			     tool("kmemtrace-report", path, sizeof(path)), cap, dir));
 	snprintf(path, sizeof(path), "%s/report.json", dir);
 	f = fopen(path, "r");
 	ASSERT_NE(NULL, f);
@@ -417,7 +417,7 @@ static void check_report(struct __test_metadata *_metadata, const char *cap, con
 	FILE *f;
 
 	ASSERT_EQ(0, kmt_run("%s --format=csv --top=-1 --site=kmt_st_ %s > %s/report.csv 2>&1",
-			 tool("kmemtrace-report", path, sizeof(path)), cap, dir));
+			     tool("kmemtrace-report", path, sizeof(path)), cap, dir));
 	snprintf(path, sizeof(path), "%s/report.csv", dir);
 	f = fopen(path, "r");
 	ASSERT_NE(NULL, f);
@@ -658,8 +658,8 @@ TEST_F_TIMEOUT(alloc, selftest_events_exact, 120)
 	free(syms);
 	free(caches);
 
-	EXPECT_EQ(0, kmt_run("%s %s > %s/check.out 2>&1", tool("kmemtrace-check", path, sizeof(path)),
-			 cap, self->dir));
+	EXPECT_EQ(0, kmt_run("%s %s > %s/check.out 2>&1",
+			     tool("kmemtrace-check", path, sizeof(path)), cap, self->dir));
 	EXPECT_EQ(0, kmt_run("grep -qx CLEAN %s/check.out", self->dir));
 	check_report(_metadata, cap, self->dir, want, nwant, &star);
 }
@@ -726,13 +726,13 @@ TEST_F_TIMEOUT(alloc, overruns_accounted_exactly, 120)
 
 	/* The checker finds exactly those, and agrees with the kernel. */
 	EXPECT_EQ(1, kmt_run("%s %s > %s/check.out 2>&1", tool("kmemtrace-check", bin, sizeof(bin)),
-			 cap, self->dir));
+			     cap, self->dir));
 	EXPECT_EQ(0, kmt_run("grep -qx 'LOSSY: %llu events lost' %s/check.out",
-			 end_lost - start_lost, self->dir))
+			     end_lost - start_lost, self->dir))
 		TH_LOG("the kernel lost %llu", end_lost - start_lost);
 	EXPECT_EQ(0, kmt_run("grep -q '^capture complete: .*, %llu missing, %s %llu$' %s/check.out",
-			 end_lost - start_lost, "kernel lost", end_lost - start_lost,
-			 self->dir));
+			     end_lost - start_lost, "kernel lost", end_lost - start_lost,
+			     self->dir));
 }
 
 /* Events from a task pinned to CPU 1, counted in its capture file. */
@@ -794,7 +794,7 @@ TEST_F_TIMEOUT(alloc, cpu_hotplug_mid_capture, 120)
 	/* The storm's 2000, and whatever else the child allocated. */
 	EXPECT_LE(2000ULL, count_pid(path, child));
 	EXPECT_EQ(0, kmt_run("%s %s > %s/check.out 2>&1", tool("kmemtrace-check", bin, sizeof(bin)),
-			 cap, self->dir));
+			     cap, self->dir));
 	EXPECT_EQ(0, kmt_run("grep -qx CLEAN %s/check.out", self->dir));
 }
 

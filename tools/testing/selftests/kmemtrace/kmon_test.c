@@ -667,7 +667,8 @@ TEST_F(kmon, ring_overrun_counted)
 	ASSERT_EQ(1000 - logged, after.ring_overruns);
 	ASSERT_EQ(logged, after.ring_records);
 	/* The state file's per-ring counters add up to the same. */
-	ASSERT_EQ((long long)after.ring_overruns, ring_sum("overruns") + kmt_kmon_state("unwatched"));
+	ASSERT_EQ((long long)after.ring_overruns,
+		  ring_sum("overruns") + kmt_kmon_state("unwatched"));
 	ASSERT_EQ((long long)logged, ring_sum("records"));
 	ASSERT_EQ(0LL, ring_sum("corrupt"));
 	ASSERT_EQ(logged, after.records);

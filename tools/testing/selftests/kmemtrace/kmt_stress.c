@@ -203,7 +203,8 @@ static void settle(void)
 {
 	int i;
 
-	for (i = 0; i < 100 && (kmt_kmon_state("rings") > 0 || kmt_kmon_state("instances") > 0); i++)
+	for (i = 0; i < 100 &&
+	     (kmt_kmon_state("rings") > 0 || kmt_kmon_state("instances") > 0); i++)
 		usleep(20000);
 }
 
@@ -744,9 +745,11 @@ static void expect_accounted(struct __test_metadata *_metadata, const char *dir,
 	int rc;
 
 	snprintf(out, sizeof(out), "%s/%s.check", dir, name);
-	rc = kmt_run("%s %s/%s > %s 2>&1", tool("kmemtrace-check", chk, sizeof(chk)), dir, name, out);
+	rc = kmt_run("%s %s/%s > %s 2>&1", tool("kmemtrace-check", chk, sizeof(chk)),
+		     dir, name, out);
 	EXPECT_TRUE(clean_or_lossy(rc)) TH_LOG("kmemtrace-check %s/%s: exit %d", dir, name, rc);
-	EXPECT_TRUE(!kmt_run("grep -qx CLEAN %s", out) || !kmt_run("grep -q '" COMPLETE_RE "' %s", out))
+	EXPECT_TRUE(!kmt_run("grep -qx CLEAN %s", out) ||
+		    !kmt_run("grep -q '" COMPLETE_RE "' %s", out))
 		kmt_run("cat %s >&2", out);
 }
 
@@ -904,7 +907,7 @@ TEST_F_TIMEOUT(stress, tools_bad_outputs, 120)
 	EXPECT_EQ(2, rc);
 	EXPECT_EQ(0, kmt_run("grep -q '/nonexistent/log: No such file' %s/o.err", self->dir));
 	rc = kmt_run("%s -t 100000 -o %s/p.log -p /nonexistent/pids 2>%s/p.err", bin, self->dir,
-		 self->dir);
+		     self->dir);
 	EXPECT_EQ(2, rc);
 	EXPECT_EQ(0, kmt_run("grep -q '/nonexistent/pids: No such file' %s/p.err", self->dir));
 	/* Refused at the start, not after the 100 s. */

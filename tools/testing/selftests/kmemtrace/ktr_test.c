@@ -395,7 +395,7 @@ FIXTURE_SETUP(dec)
 	/* Stop, so that every reader sees the same entries. */
 	ASSERT_EQ(0, write_str(KTR_DIR "/mask", "0"));
 	ASSERT_EQ(0, kmt_run("mkdir %s/cap && cd " KTR_DIR " && for f in formats classes cpu*;"
-			 " do cat $f > %s/cap/$f || exit 1; done", self->dir, self->dir));
+			     " do cat $f > %s/cap/$f || exit 1; done", self->dir, self->dir));
 }
 
 FIXTURE_TEARDOWN(dec)
@@ -436,7 +436,7 @@ TEST_F(dec, decoder_matches_text_view)
 	free(a);
 	/* Oldest first, with file:line, only one class, by name. */
 	EXPECT_EQ(0, kmt_run("%s -o -l -m test %s/cap | sed -n 3p | grep -q '%s'", ktrdump, d,
-			 " 0 kernel/kmemtrace/ktr_selftest.c:[0-9]* ktr selftest: start$"));
+			     " 0 kernel/kmemtrace/ktr_selftest.c:[0-9]* ktr selftest: start$"));
 	/* Header (2 lines), the dev and test-or-dev entries. */
 	EXPECT_EQ(0, kmt_run("test $(%s -m dev %s/cap | wc -l) = 4", ktrdump, d));
 	/* The same class as a mask (KTR_DEV is bit 2); an unknown name fails. */
@@ -515,7 +515,8 @@ TEST_F(dec, decoder_bad_input)
 
 	/* Cut 5 bytes off the end of every CPU file that holds entries. */
 	ASSERT_EQ(0, kmt_run("cd %s/cap && for f in cpu*; do s=$(wc -c < $f);"
-			 " [ $s -le 40 ] || { head -c $((s - 5)) $f > t && mv t $f; }; done", d));
+			     " [ $s -le 40 ] || { head -c $((s - 5)) $f > t && mv t $f; };"
+			     " done", d));
 	EXPECT_EQ(1, kmt_run("%s %s/cap > /dev/null 2> %s/err", ktrdump, d, d));
 	err = read_in(d, "err");
 	ASSERT_NE(NULL, err);
