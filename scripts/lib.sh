@@ -111,6 +111,12 @@ checkpatch_verdict() {
 		[ -n "$line" ] || continue
 		type=$(printf '%s\n' "$line" | sed -n 's/.*: \(WARNING\|CHECK\):\([A-Z_0-9]*\):.*/\2/p')
 		[ -n "$type" ] || continue
+		# A new file without its MAINTAINERS line: never justified,
+		# as every patch that adds a file adds its F: line.
+		if [ "$type" = FILE_PATH_CHANGES ]; then
+			unjust+="$line (the patch must add the file's F: line)"$'\n'
+			continue
+		fi
 		printf '%s\n' "$notes" | grep -q "^checkpatch: $type: ." || unjust+="$line"$'\n'
 	done <<<"$(printf '%s\n' "$out" | grep -E ': (WARNING|CHECK):' || true)"
 	if [ -n "$errs" ]; then
