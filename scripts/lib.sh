@@ -20,6 +20,10 @@ export CCACHE_DIR=${KMT_CCACHE_DIR:-${XDG_CACHE_HOME:-${HOME:-/root}/.cache}/kme
 # clone (CI's, a colleague's) hits the same cache.
 export CCACHE_BASEDIR=$TOP
 JOBS=${KMT_JOBS:-$(nproc)}
+# speedscope, the flame graph and timeline viewer that scripts/render-profile
+# runs in headless Chromium: from npm, at this version, into build/.
+SPEEDSCOPE_VERSION=1.25.0
+SPEEDSCOPE_DIR=$BUILD/speedscope
 # Directories of the overlay: new files only, copied into kernel-tree/ at
 # the same paths by scripts/prepare-tree.
 OVERLAY_DIRS=(tools/kmemtrace tools/testing/selftests/kmemtrace)
