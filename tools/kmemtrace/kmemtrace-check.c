@@ -2,20 +2,22 @@
 /*
  * kmemtrace-check - validate a kmemtrace capture and count its losses.
  *
- * Reads a directory written by kmemtraced (meta and cpu<n>) and checks
- * every event: ids, sizes, feature records, bytes allocated >= requested
- * > 0, sequence numbers increasing in each CPU file (with wraparound)
- * and unique across them. The sequence numbers missing from the union of
- * the files, inside the window the capture covers (from start_seq, read
- * before the readers started, to drain_seq, read when the final drain
- * began), are the events the kernel lost; they are reported as ranges,
- * and for a complete capture (kmemtraced -e) compared with what the
- * kernel counted. Events outside the window (left in the buffers from
- * before, or numbered while the readers drained) are counted, not
- * judged. Events with ids from a newer ABI are skipped by their size.
+ * Reads a directory written by kmemtraced (meta and cpu<n>) as one
+ * stream in sequence order (kmt_capture.h) and checks every event: ids,
+ * sizes, feature records, bytes allocated >= requested > 0, sequence
+ * numbers increasing in each CPU file (with wraparound) and unique
+ * across them. The numbers missing inside the window the capture covers
+ * are the events the kernel lost (kmt_loss.h, the calculation
+ * kmemtrace-report uses too); they are listed as ranges, and for a
+ * complete capture (kmemtraced -e) compared with what the kernel
+ * counted. Events outside the window (left in the buffers from before,
+ * or numbered while the readers drained) are counted, not judged.
+ * Events with ids from a newer ABI are skipped by their size.
  *
- * Exit status: 0 clean, 1 lossy (events lost, none corrupt), 2 corrupt,
- * 3 the capture cannot be read or bad usage.
+ * Nothing is kept per event: memory is flat in the capture's size.
+ *
+ * Exit status (kmt_cli.h): 0 clean, 1 events lost, 2 bad usage or an
+ * I/O error, 3 corrupt.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -25,28 +27,31 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kmt_capture.h"
+#include "kmt_cli.h"
 #include "kmt_events.h"
 #include "kmt_meta.h"
 #include "kmt_msg.h"
 
+/* Errors and lost ranges printed, unless -v for the ranges. */
 #define MAX_ERRORS	20
+#define MAX_RANGES	20
 
 static const char *prog = "kmemtrace-check";
 static bool verbose;
-static unsigned long nerrors;
+static unsigned long nerrors;	/* the capture's: it is corrupt */
 
-/* Every event's unwrapped sequence number and its file. */
-struct seen {
-	__s64 seq;
-	int file;
+/*
+ * What the events are, counted as kmemtrace-report counts them:
+ * allocations that succeeded, failed ones (pointer 0), and frees but
+ * those of NULL and ZERO_SIZE_PTR (which free nothing).
+ */
+struct totals {
+	__u64 allocs, failed, frees, unknown;
+	__u64 by_type[3];
 };
 
-static struct seen *seen;
-static size_t nseen, seen_cap;
-
-#define die(status, ...)	kmt_die(prog, status, __VA_ARGS__)
-
-static void corrupt(const char *fmt, ...)
+static void __printf(1, 2) corrupt(const char *fmt, ...)
 {
 	va_list ap;
 
@@ -57,269 +62,218 @@ static void corrupt(const char *fmt, ...)
 	va_end(ap);
 }
 
-static void read_meta(const char *dir, struct kmt_meta *m)
+/* The reader's errors: what makes the capture corrupt, or an I/O error. */
+static void reader_error(void *arg, int status, const char *msg)
 {
-	char err[PATH_MAX + 256];
-
-	if (kmt_read_meta(dir, m, err, sizeof(err)))
-		die(3, "%s", err);
-	if (m->abi_version > KMEMTRACE_ABI_VERSION)
-		fprintf(stderr, "%s: capture ABI %d, tool ABI %d: unknown features skipped\n",
-			prog, m->abi_version, KMEMTRACE_ABI_VERSION);
+	if (status == KMT_EXIT_CORRUPT)
+		corrupt("%s", msg);
+	else
+		kmt_warn(prog, "%s", msg);
 }
 
-static void add_seen(__s64 seq, int file)
+/* A range of lost numbers, as the loss calculation finds it. */
+static void print_range(void *arg, __s64 from, __s64 to, enum kmt_loss_where where)
 {
-	if (nseen == seen_cap) {
-		seen_cap = seen_cap ? seen_cap * 2 : 1 << 16;
-		seen = realloc(seen, seen_cap * sizeof(*seen));
-		if (!seen)
-			die(3, "out of memory");
-	}
-	seen[nseen].seq = seq;
-	seen[nseen].file = file;
-	nseen++;
-}
+	const struct kmt_loss *l = arg;
 
-static int cmp_seen(const void *a, const void *b)
-{
-	const struct seen *x = a, *y = b;
-
-	return x->seq < y->seq ? -1 : x->seq > y->seq;
-}
-
-struct totals {
-	__u64 events, allocs, frees, bytes, unknown;
-	__u64 by_type[3];
-};
-
-/*
- * Checks one CPU file. @ref is the reference sequence number for
- * unwrapping: the first one of the first file with events.
- */
-static void check_file(const char *dir, const struct kmt_meta *m, int fi, bool *have_ref,
-		       int32_t *ref, struct totals *t)
-{
-	char path[PATH_MAX];
-	unsigned char *buf;
-	size_t len, off = 0;
-	__s64 prev_u = 0;
-	int32_t prev = 0;
-	bool first = true;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, m->files[fi]);
-	buf = (unsigned char *)kmt_slurp(path, &len);
-	if (!buf)
-		die(3, "%s: %s", path, strerror(errno));
-	while (off < len) {
-		struct kmt_event e;
-		const char *why = kmt_decode(buf + off, len - off, m->swap, &e);
-		__s64 u;
-
-		if (why) {
-			corrupt("%s: offset %zu: %s", path, off, why);
-			break;
-		}
-		if (e.unknown) {
-			t->unknown++;
-		} else if (e.event_id == KMEMTRACE_EVENT_ALLOC) {
-			if (e.bytes_req == 0)
-				corrupt("%s: offset %zu: seq %d: requested bytes is 0", path, off,
-					e.seq);
-			else if (e.bytes_alloc < e.bytes_req)
-				corrupt("%s: offset %zu: seq %d: allocated %llu < requested %llu",
-					path, off, e.seq, e.bytes_alloc, e.bytes_req);
-			t->allocs++;
-		} else {
-			t->frees++;
-		}
-		if (!*have_ref) {
-			*ref = e.seq;
-			*have_ref = true;
-		}
-		if (first) {
-			u = (__s64)*ref + (int32_t)((uint32_t)e.seq - (uint32_t)*ref);
-		} else {
-			if (!kmt_seq_after(e.seq, prev))
-				corrupt("%s: offset %zu: seq %d does not follow %d", path, off,
-					e.seq, prev);
-			u = prev_u + (int32_t)((uint32_t)e.seq - (uint32_t)prev);
-		}
-		add_seen(u, fi);
-		first = false;
-		prev = e.seq;
-		prev_u = u;
-		t->events++;
-		if (!e.unknown)
-			t->by_type[e.type_id]++;
-		off += e.size;
-	}
-	t->bytes += len;
-	free(buf);
+	if (!verbose && l->ranges > MAX_RANGES)
+		return;
+	/* With nothing captured, the whole window is lost: no "last captured". */
+	printf("lost: seq %lld-%lld (%lld events%s)\n", (long long)from, (long long)to,
+	       (long long)(to - from + 1),
+	       where == KMT_LOSS_HEAD ? ", before the first captured" :
+	       where == KMT_LOSS_TAIL && l->any ? ", after the last captured" :
+	       where == KMT_LOSS_TAIL ? ", none captured" : "");
 }
 
 static void help(FILE *f)
 {
 	fprintf(f,
 		"usage: %s [-v] DIR\n"
-		"Checks a kmemtraced capture in DIR and counts the events lost.\n"
-		"  -v, --verbose   list every lost range, not only the first 20\n"
-		"Exit status: 0 clean, 1 events lost, 2 corrupt, 3 unreadable or usage.\n",
-		prog);
+		"Checks every event of the kmemtraced capture in DIR and counts the events\n"
+		"lost; ends with CLEAN, LOSSY or CORRUPT, or PARTIAL (exit 1) when a stop\n"
+		"signal ends it early: not all the capture was checked.\n"
+		"  -v, --verbose   list every range of lost events, not only the first %d\n"
+		"  -h, --help      print this help and exit\n"
+		"  -V, --version   print the version and the ABI read, and exit\n"
+		KMT_EXIT_HELP, prog, MAX_RANGES, "events lost");
 }
 
-int main(int argc, char **argv)
+/* The options; the capture directory's name. Exits on bad usage. */
+static const char *parse_args(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ }
 	};
-	struct totals t = { 0 };
-	__u64 lost = 0, ranges = 0, before = 0, after = 0;
-	__s64 lo, hi, prev;
-	bool have_ref = false;
-	static struct kmt_meta m;
-	int32_t ref = 0;
-	const char *dir;
-	size_t i;
-	int c, fi;
+	char abi[32];
+	int c;
 
-	while ((c = getopt_long(argc, argv, "vh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "vhV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'v':
 			verbose = true;
 			break;
 		case 'h':
 			help(stdout);
-			return 0;
+			exit(KMT_EXIT_OK);
+		case 'V':
+			snprintf(abi, sizeof(abi), "kmemtrace ABI %d", KMEMTRACE_ABI_VERSION);
+			kmt_print_version(prog, abi);
+			exit(KMT_EXIT_OK);
 		default:
 			help(stderr);
-			return 3;
+			exit(KMT_EXIT_USAGE);
 		}
 	}
 	if (optind + 1 != argc) {
 		help(stderr);
-		return 3;
+		exit(KMT_EXIT_USAGE);
 	}
-	dir = argv[optind];
-	read_meta(dir, &m);
-	/* Numbers are unwrapped around start_seq, or the first event's. */
-	if (m.have_start) {
-		ref = (int32_t)(uint32_t)m.start_seq;
-		have_ref = true;
-	}
-	for (fi = 0; fi < m.nfiles; fi++)
-		check_file(dir, &m, fi, &have_ref, &ref, &t);
+	return argv[optind];
+}
 
-	if (nseen)	/* seen is NULL without events: no qsort(NULL, 0) */
-		qsort(seen, nseen, sizeof(*seen), cmp_seen);
-	for (i = 1; i < nseen; i++)
-		if (seen[i - 1].seq == seen[i].seq)
-			corrupt("seq %lld is in both %s and %s", seen[i].seq,
-				m.files[seen[i - 1].file], m.files[seen[i].file]);
+/* Every event: the checks the reader does not make, and the counts. */
+static void check_events(struct kmt_capture *c, struct totals *t)
+{
+	struct kmt_event e;
 
-	/*
-	 * The window the readers covered, unwrapped like the events' numbers
-	 * around the first one: from start_seq, without which from the first
-	 * event, to drain_seq; a capture from before drain_seq existed ends
-	 * at end_seq if tracing was off for the drain, else at its last event.
-	 */
-	if (m.have_start)
-		lo = ref;
-	else
-		lo = nseen ? seen[0].seq : 0;
-	if (m.have_drain || (m.have_end && (m.stopped || m.complete))) {
-		__u64 end = m.have_drain ? m.drain_seq : m.end_seq;
-
-		hi = m.have_start ? lo + (__u32)((__u32)end - (__u32)m.start_seq) :
-			(__s64)ref + (int32_t)((uint32_t)end - (uint32_t)ref);
-	} else {
-		hi = nseen ? seen[nseen - 1].seq + 1 : lo;
-	}
-	prev = lo - 1;
-	for (i = 0; i < nseen; i++) {
-		__s64 b = seen[i].seq;
-
-		if (b < lo) {
-			before++;
+	for (;;) {
+		if (!(c->meta.swap ? kmt_capture_next(c, &e, true) : kmt_capture_next(c, &e, false)))
+			return;
+		if (e.unknown) {
+			t->unknown++;
 			continue;
 		}
-		if (b >= hi) {
-			after++;
+		t->by_type[e.type_id]++;
+		if (e.event_id != KMEMTRACE_EVENT_ALLOC) {
+			if (e.ptr > 16)		/* not NULL nor ZERO_SIZE_PTR */
+				t->frees++;
 			continue;
 		}
-		if (b > prev + 1) {
-			if (verbose || ranges < 20)
-				printf("lost: seq %lld-%lld (%lld events%s)\n", prev + 1, b - 1,
-				       b - prev - 1,
-				       prev < lo ? ", before the first captured" : "");
-			ranges++;
-			lost += b - prev - 1;
-		}
-		if (b > prev)
-			prev = b;
+		if (e.ptr)
+			t->allocs++;
+		else
+			t->failed++;
+		if (e.bytes_req == 0)
+			kmt_capture_bad_event(c, "seq %d: requested bytes is 0", e.seq);
+		else if (e.bytes_alloc < e.bytes_req)
+			kmt_capture_bad_event(c, "seq %d: allocated %llu < requested %llu", e.seq,
+					      e.bytes_alloc, e.bytes_req);
 	}
-	if (hi > prev + 1) {
-		if (verbose || ranges < 20)
-			printf("lost: seq %lld-%lld (%lld events, after the last captured)\n",
-			       prev + 1, hi - 1, hi - prev - 1);
-		ranges++;
-		lost += hi - prev - 1;
-	}
-	if (ranges > 20 && !verbose)
-		printf("lost: ... %llu more ranges (-v lists them)\n", ranges - 20);
+}
 
-	printf("%llu events in %d files, %llu bytes\n", t.events, m.nfiles, t.bytes);
-	printf("%llu allocations, %llu frees; kmalloc %llu, kmem_cache %llu, pages %llu\n",
-	       t.allocs, t.frees, t.by_type[0], t.by_type[1], t.by_type[2]);
-	if (t.unknown)
-		printf("%llu events with event or type ids of a newer ABI, skipped\n", t.unknown);
-	if (before) {
-		/* Distinct numbers: a duplicate is already reported corrupt. */
-		__u64 distinct = 1, missing;
+/* The figures, after the lost ranges the reading printed. */
+static void print_summary(const struct kmt_capture *c, const struct totals *t)
+{
+	const struct kmt_loss *l = &c->loss;
+	__u64 missing = kmt_loss_missing_before(l);
 
-		for (i = 1; i < nseen && seen[i].seq < lo; i++)
-			distinct += seen[i].seq != seen[i - 1].seq;
-		missing = (__u64)(lo - seen[0].seq) - distinct;
+	if (l->ranges > MAX_RANGES && !verbose)
+		printf("lost: ... %llu more ranges (-v lists them)\n", l->ranges - MAX_RANGES);
+	printf("%llu events in %d files, %llu bytes\n", c->events, c->nfiles, c->file_bytes);
+	printf("%llu allocations, %llu failed, %llu frees; kmalloc %llu, kmem_cache %llu, %s %llu\n",
+	       t->allocs, t->failed, t->frees, t->by_type[0], t->by_type[1], "pages",
+	       t->by_type[2]);
+	if (t->unknown)
+		printf("%llu events with event or type ids of a newer ABI, skipped\n", t->unknown);
+	if (l->before) {
 		printf("%llu events from before the capture (seq < %lld), not checked for loss\n",
-		       before, lo);
+		       l->before, (long long)l->lo);
 		if (missing)
 			printf("%llu numbers missing from seq %lld on: %s (%s %llu since boot)\n",
-			       missing, seen[0].seq, "lost or read by an earlier reader",
-			       "the kernel counted", m.start_lost);
+			       missing, (long long)l->first, "lost or read by an earlier reader",
+			       "the kernel counted", c->meta.start_lost);
 	}
-	if (after)
+	if (l->after)
 		printf("%llu events numbered after the drain began (seq >= %lld), %s\n",
-		       after, hi, "not checked for loss");
-	if (hi > lo)
-		printf("seq %lld to %lld: %llu events lost in %llu ranges\n", lo, hi - 1, lost,
-		       ranges);
-
+		       l->after, (long long)l->hi, "not checked for loss");
+	if (c->dropped)
+		printf("%d %s not read past an error: %s\n", c->dropped,
+		       c->dropped == 1 ? "file" : "files", "the numbers after it count as lost");
+	kmt_loss_print_missed(l, &c->meta, stdout, "");
+	if (c->partial)
+		printf("partial: stopped by a signal after %llu events (seq %lld); %s\n",
+		       c->events, (long long)c->last_seq, "the rest is not checked");
+	if (l->hi > l->lo)
+		printf("seq %lld to %lld: %llu events lost in %llu ranges\n", (long long)l->lo,
+		       (long long)l->hi - 1, l->lost, l->ranges);
 	/*
 	 * A complete capture holds every event numbered from start_seq to
 	 * end_seq - 1 that the kernel did not count as lost: the missing
 	 * numbers there must be exactly what it counted.
 	 */
-	if (m.complete && m.have_start && m.have_end && !nerrors) {
-		__u64 kernel = m.end_lost - m.start_lost;
-
+	if (l->judged && !nerrors) {
 		printf("capture complete: seq %lld to %lld, %llu missing, kernel lost %llu\n",
-		       lo, hi - 1, lost, kernel);
-		if (lost != kernel)
-			corrupt("the capture misses %llu events but the kernel lost %llu",
-				lost, kernel);
+		       (long long)l->lo, (long long)l->hi - 1, l->lost, l->kernel_lost);
+		if (kmt_loss_miscounted(l))
+			corrupt("the capture misses %llu events but the kernel lost %llu", l->lost,
+				l->kernel_lost);
 	}
+}
+
+/*
+ * The last line, CLEAN, LOSSY, CORRUPT or PARTIAL, and the exit status.
+ * A check stopped by a signal has not seen all the data: no CLEAN nor
+ * LOSSY for it, and 1 (not all of it was checked); what it found
+ * corrupt is corrupt all the same.
+ */
+static int verdict(const struct kmt_capture *c)
+{
+	const struct kmt_loss *l = &c->loss;
+
 	if (nerrors) {
 		if (nerrors > MAX_ERRORS)
-			fprintf(stderr, "%s: ... %lu more errors\n", prog, nerrors - MAX_ERRORS);
+			kmt_warn(prog, "... %lu more errors", nerrors - MAX_ERRORS);
 		printf("CORRUPT: %lu errors\n", nerrors);
-		return 2;
+		return KMT_EXIT_CORRUPT;
 	}
-	if (lost) {
-		printf("LOSSY: %llu events lost\n", lost);
-		return 1;
+	if (c->partial) {
+		printf("PARTIAL: %llu events checked, stopped by a signal: no verdict\n", c->events);
+		return KMT_EXIT_DATA;
+	}
+	if (l->lost) {
+		printf("LOSSY: %llu events lost\n", l->lost);
+		return KMT_EXIT_DATA;
 	}
 	printf("CLEAN\n");
-	return 0;
+	return KMT_EXIT_OK;
+}
+
+/* The capture; at file level, so that a fuzz harness can close it. */
+static struct kmt_capture c;
+
+int main(int argc, char **argv)
+{
+	struct totals t = { 0 };
+	const char *dir;
+	int status;
+
+	dir = parse_args(argc, argv);
+	kmt_catch_stop_signals();
+	c.on_error = reader_error;
+	c.loss.range = print_range;
+	c.loss.arg = &c.loss;
+	status = kmt_capture_open(&c, dir);
+	if (!status) {
+		if (c.meta.abi_version > KMEMTRACE_ABI_VERSION)
+			kmt_warn(prog, "capture ABI %d, tool ABI %d: unknown features skipped",
+				 c.meta.abi_version, KMEMTRACE_ABI_VERSION);
+		check_events(&c, &t);
+		/* An I/O error ends the reading: no verdict on half a capture. */
+		if (c.status != KMT_EXIT_USAGE) {
+			print_summary(&c, &t);
+			status = verdict(&c);
+		} else {
+			status = KMT_EXIT_USAGE;
+		}
+	}
+	kmt_capture_close(&c);
+	if (fflush(stdout) || ferror(stdout)) {
+		kmt_warn(prog, "writing the results: %s", strerror(errno));
+		return KMT_EXIT_USAGE;
+	}
+	return status;
 }

@@ -8,10 +8,15 @@
  *
  *   kmemtrace-report [OPTIONS] DIR
  *
- * The CPU files are merged by sequence number as they are read, a buffer
- * per file, by a reader thread that hands the events over to the
- * analysis in batches: memory grows with the call sites and the live
- * allocations, not with the events.
+ * The CPU files are merged by sequence number as they are read
+ * (kmt_capture.h, kmemtrace-check's reader: a buffer per file from a
+ * shared budget, a heap), by a reader thread that hands the events over
+ * to the analysis in batches: memory grows with the call sites and the
+ * live allocations, not with the events or the files. The events lost
+ * are counted as kmemtrace-check counts them (kmt_loss.h).
+ *
+ * Exit status (kmt_cli.h): 0 done, 1 events lost or errors found (but
+ * frees of unknown pointers), 2 bad usage or an I/O error, 3 corrupt.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -28,13 +33,13 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include "kmt_capture.h"
+#include "kmt_cli.h"
 #include "kmt_events.h"
 #include "kmt_meta.h"
 #include "kmt_msg.h"
 
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
-#define READ_CHUNK	(1024 * 1024)
-#define EVENT_MAX	65535
 
 static const char *prog = "kmemtrace-report";
 
@@ -45,23 +50,8 @@ static void *xcalloc(size_t n, size_t size)
 	void *p = calloc(n, size);
 
 	if (!p)
-		die(2, "out of memory");
+		die(KMT_EXIT_USAGE, "out of memory");
 	return p;
-}
-
-/* ---- The capture's meta file --------------------------------------- */
-
-static struct kmt_meta meta;
-
-static void read_meta(const char *dir)
-{
-	char err[PATH_MAX + 256];
-
-	if (kmt_read_meta(dir, &meta, err, sizeof(err)))
-		die(2, "%s", err);
-	if (meta.abi_version > KMEMTRACE_ABI_VERSION)
-		fprintf(stderr, "%s: %s/meta: ABI %d is newer than this tool's %d; %s\n", prog, dir,
-			meta.abi_version, KMEMTRACE_ABI_VERSION, "unknown events are skipped");
 }
 
 /* ---- Symbols ------------------------------------------------------- */
@@ -101,12 +91,12 @@ static bool load_symbols(const char *path)
 			cap = cap ? 2 * cap : 65536;
 			syms = realloc(syms, cap * sizeof(*syms));
 			if (!syms)
-				die(2, "out of memory");
+				die(KMT_EXIT_USAGE, "out of memory");
 		}
 		syms[nsyms].addr = addr;
 		syms[nsyms].name = strdup(name);
 		if (!syms[nsyms].name)
-			die(2, "out of memory");
+			die(KMT_EXIT_USAGE, "out of memory");
 		nsyms++;
 	}
 	free(text);
@@ -208,13 +198,13 @@ static bool load_cache_names(const char *path)
 			cap = cap ? 2 * cap : 256;
 			cache_names = realloc(cache_names, cap * sizeof(*cache_names));
 			if (!cache_names)
-				die(2, "out of memory");
+				die(KMT_EXIT_USAGE, "out of memory");
 		}
 		cache_names[ncache_names].id = id;
 		cache_names[ncache_names].line = ncache_names;
 		cache_names[ncache_names].name = strdup(line + off);
 		if (!cache_names[ncache_names].name)
-			die(2, "out of memory");
+			die(KMT_EXIT_USAGE, "out of memory");
 		unescape_name(cache_names[ncache_names].name);
 		ncache_names++;
 	}
@@ -349,7 +339,7 @@ static void grow(void **arr, size_t *cap, size_t n, size_t size)
 		*cap = *cap ? 2 * *cap : 1024;
 	p = realloc(*arr, *cap * size);
 	if (!p)
-		die(2, "out of memory");
+		die(KMT_EXIT_USAGE, "out of memory");
 	memset((char *)p + old * size, 0, (*cap - old) * size);
 	*arr = p;
 }
@@ -388,7 +378,7 @@ static unsigned int site_index(__u64 call_site, int type)
  * Per cache: the slab cache the events carry (feature 5), named by the
  * capture's caches file. Events without one (pages, a kmalloc() too
  * large for the caches, a capture of ABI 1) go by their type and
- * allocated size: kmalloc-<size>, cache-<size>, pages-<size>.
+ * allocated size: kmalloc-<size>, kmem_cache-<size>, pages-<size>.
  */
 #define CACHE_KEY	NR_TYPES	/* the key_map type of a real cache */
 #define TYPE_MIXED	NR_TYPES	/* a cache with kmalloc and kmem_cache events */
@@ -630,38 +620,20 @@ struct rec {
 	uint8_t event_id, type_id;
 };
 
-/* One CPU file, read 1 MiB at a time. */
-struct input {
-	FILE *f;
-	char path[PATH_MAX];
-	int cpu;
-	unsigned char *buf;
-	size_t len, off;		/* bytes in buf, and read of them */
-	unsigned long long file_off;	/* of buf[0] */
-	bool eof;			/* buf reaches the end of the file */
-	/* The next event: at buf + off, whole in the buffer, size bytes. */
-	bool have;
-	unsigned int size;
-	__s64 seq;			/* unwrapped */
-	bool first;
-};
+/*
+ * The capture, read as one stream in sequence order (kmt_capture.h),
+ * which stops at the first error: a corrupt event, a number that does
+ * not follow the one before it in its file or is in two files, or an
+ * I/O error (cap.error, cap.status). It counts the events lost too, as
+ * kmemtrace-check does (cap.loss).
+ */
+static struct kmt_capture cap;
 
-static struct input inputs[KMT_MAX_FILES];
-static int ninputs;
-static bool swap;
-static bool have_ref;
-static int32_t ref;
-/* The first error of the reader, which stops there: "file: offset N: what". */
-static char read_error[PATH_MAX + 256];
-
-/* What the reader counted: every event, also those not handed over. */
+/* What the reader counted besides: the events not handed over. */
 static struct {
-	__u64 events, filtered, unknown_ids;
-	__u64 lost;		/* sequence numbers missing between the events */
-	__s64 last_seq;
+	__u64 filtered, unknown_ids;
 	__u64 last_time;	/* of the events handed over */
 	bool timed;		/* any had a time stamp (not so in ABI 1) */
-	bool have_seq;
 } rd;
 
 /* The filters: only events of this type, this CPU, this window of time. */
@@ -670,137 +642,6 @@ static struct {
 	bool windowed, have_base;
 	__u64 from, to, base;
 } filt = { .type = -1, .cpu = -1 };
-
-static bool read_fail(struct input *in, const char *what, ...)
-{
-	int n = snprintf(read_error, sizeof(read_error), "%s: offset %llu: ", in->path,
-			 in->file_off + in->off);
-	va_list ap;
-
-	if (n > 0 && (size_t)n < sizeof(read_error)) {
-		va_start(ap, what);
-		vsnprintf(read_error + n, sizeof(read_error) - n, what, ap);
-		va_end(ap);
-	}
-	in->have = false;
-	return false;
-}
-
-/* Moves the unread bytes to the start of the buffer, and fills it. */
-static bool refill(struct input *in)
-{
-	size_t avail = in->len - in->off;
-
-	memmove(in->buf, in->buf + in->off, avail);
-	in->file_off += in->off;
-	in->off = 0;
-	in->len = avail + fread(in->buf + avail, 1, READ_CHUNK - avail, in->f);
-	if (ferror(in->f)) {
-		snprintf(read_error, sizeof(read_error), "%s: offset %llu: %s", in->path,
-			 in->file_off + avail, strerror(errno));
-		in->have = false;
-		return false;
-	}
-	in->eof = in->len == avail;
-	return true;
-}
-
-/*
- * Finds the next event of @in, whole in the buffer, and its sequence
- * number for the merge; it is decoded when its turn comes. in->have
- * says if there is one. False on an error, in read_error.
- */
-static __always_inline bool next_event(struct input *in, const bool swap)
-{
-	const unsigned char *p;
-	struct kmt_event e;
-	unsigned int size = 0;
-	size_t avail;
-	int32_t seq;
-
-	for (;;) {
-		avail = in->len - in->off;
-		p = in->buf + in->off;
-		if (avail >= KMT_HDR_SIZE) {
-			size = kmt_get16(p + 2, swap);
-			if (size < KMT_HDR_SIZE)
-				break;
-			if (size <= avail)
-				break;
-		}
-		if (avail >= EVENT_MAX || in->eof) {
-			if (!avail) {
-				in->have = false;
-				return true;
-			}
-			break;
-		}
-		if (!refill(in))
-			return false;
-	}
-	if (avail < KMT_HDR_SIZE || size < KMT_HDR_SIZE || size > avail)
-		return read_fail(in, "%s", kmt_decode(p, avail, swap, &e) ?: "truncated event");
-	seq = (int32_t)kmt_get32(p + 4, swap);
-	if (!have_ref) {
-		ref = seq;
-		have_ref = true;
-	}
-	if (in->first) {
-		in->seq = (__s64)ref + (int32_t)((uint32_t)seq - (uint32_t)ref);
-		in->first = false;
-	} else {
-		int32_t d = (int32_t)((uint32_t)seq - (uint32_t)in->seq);
-
-		if (d <= 0)
-			return read_fail(in, "seq %d does not follow %d", seq, (int32_t)in->seq);
-		in->seq += d;
-	}
-	in->size = size;
-	in->have = true;
-	return true;
-}
-
-/* The first event of each input, once all are open (an error waits for the report). */
-static void prime_inputs(void)
-{
-	int i;
-
-	for (i = 0; i < ninputs; i++)
-		if (!refill(&inputs[i]) || !next_event(&inputs[i], swap))
-			break;
-}
-
-static void open_inputs(const char *dir)
-{
-	int i;
-
-	for (i = 0; i < meta.nfiles; i++) {
-		struct input *in = &inputs[ninputs++];
-
-		snprintf(in->path, sizeof(in->path), "%s/%s", dir, meta.files[i]);
-		in->cpu = atoi(meta.files[i] + 3);
-		in->f = fopen(in->path, "rb");
-		if (!in->f)
-			die(2, "%s: %s", in->path, strerror(errno));
-		in->buf = xcalloc(1, READ_CHUNK);
-		in->first = true;
-	}
-	prime_inputs();
-}
-
-/* The input whose event comes next, or NULL when all are read or one failed. */
-static inline struct input *next_input(void)
-{
-	struct input *best = NULL;
-	int i;
-
-	if (read_error[0])
-		return NULL;
-	for (i = 0; i < ninputs; i++)
-		if (inputs[i].have && (!best || inputs[i].seq < best->seq))
-			best = &inputs[i];
-	return best;
-}
 
 static inline bool filtered(const struct kmt_event *e, int cpu)
 {
@@ -831,35 +672,21 @@ static inline void to_rec(const struct kmt_event *e, int cpu, struct rec *r)
 static __always_inline
 unsigned int read_recs_order(struct rec *r, unsigned int max, const bool swap)
 {
-	struct input *in;
 	unsigned int n = 0;
+	struct kmt_event e;
 
-	while (n < max && (in = next_input())) {
-		struct kmt_event e;
-		const char *err = kmt_decode(in->buf + in->off, in->size, swap, &e);
-
-		if (err) {
-			read_fail(in, "%s", err);
-			break;
-		}
-		rd.events++;
-		if (rd.have_seq && in->seq != rd.last_seq + 1)
-			rd.lost += in->seq - rd.last_seq - 1;
-		rd.last_seq = in->seq;
-		rd.have_seq = true;
+	while (n < max && kmt_capture_next(&cap, &e, swap)) {
 		if (e.unknown) {
 			rd.unknown_ids++;
-		} else if (filtered(&e, in->cpu)) {
+		} else if (filtered(&e, cap.cur->cpu)) {
 			rd.filtered++;
 		} else {
-			to_rec(&e, in->cpu, &r[n++]);
+			to_rec(&e, cap.cur->cpu, &r[n++]);
 			if (e.has_time) {
 				rd.last_time = e.time;
 				rd.timed = true;
 			}
 		}
-		in->off += in->size;
-		next_event(in, swap);
 	}
 	return n;
 }
@@ -871,7 +698,7 @@ unsigned int read_recs_order(struct rec *r, unsigned int max, const bool swap)
  */
 static unsigned int read_recs(struct rec *r, unsigned int max)
 {
-	return swap ? read_recs_order(r, max, true) : read_recs_order(r, max, false);
+	return cap.meta.swap ? read_recs_order(r, max, true) : read_recs_order(r, max, false);
 }
 
 /* ---- The analysis ---------------------------------------------------- */
@@ -996,10 +823,15 @@ static void ring_wait(sem_t *sem)
 		;
 }
 
+/* The stop signals, which the reader takes (see analyse()). */
+static sigset_t stop_signals;
+
 static void *reader(void *arg)
 {
 	unsigned int w = 0, n;
 	struct batch *b;
+
+	pthread_sigmask(SIG_UNBLOCK, &stop_signals, NULL);
 
 	do {
 		b = &ring[w];
@@ -1022,7 +854,21 @@ static bool analyse(void)
 	ring = xcalloc(NBATCH, sizeof(*ring));
 	have_free = !sem_init(&ring_free, 0, NBATCH);
 	have_full = have_free && !sem_init(&ring_full, 0, 0);
+	/*
+	 * The stop signals go to the reader, whose read() they must
+	 * interrupt (a CPU file may be a pipe that waits): not here. They
+	 * are blocked before the thread is made, which inherits the mask
+	 * and unblocks them, so that one sent in between waits for it
+	 * rather than landing here, where no read() would see it.
+	 */
+	sigemptyset(&stop_signals);
+	sigaddset(&stop_signals, SIGINT);
+	sigaddset(&stop_signals, SIGTERM);
+	if (have_full)
+		pthread_sigmask(SIG_BLOCK, &stop_signals, NULL);
 	threaded = have_full && !pthread_create(&thread, NULL, reader, NULL);
+	if (have_full && !threaded)
+		pthread_sigmask(SIG_UNBLOCK, &stop_signals, NULL);
 	if (threaded) {
 		do {
 			b = &ring[r];
@@ -1034,6 +880,7 @@ static bool analyse(void)
 			r = (r + 1) % NBATCH;
 		} while (n == BATCH);
 		pthread_join(thread, NULL);
+		pthread_sigmask(SIG_UNBLOCK, &stop_signals, NULL);
 	} else {
 		do {
 			n = read_recs(ring->r, BATCH);
@@ -1047,7 +894,7 @@ static bool analyse(void)
 		sem_destroy(&ring_free);
 	free(ring);
 	ring = NULL;
-	return !read_error[0];
+	return !cap.nerrors;
 }
 
 /* ---- Totals ------------------------------------------------------------ */
@@ -1108,7 +955,7 @@ static void leaks(void)
 
 /* ---- Output --------------------------------------------------------- */
 
-static const char *const type_names[] = { "kmalloc", "cache", "pages" };
+static const char *const type_names[] = { "kmalloc", "kmem_cache", "pages" };
 
 static const char *type_name(int t)
 {
@@ -1281,7 +1128,7 @@ static const char *cache_label(__u64 id, char *buf, size_t len)
 /*
  * A cache by its name in the capture's caches file, by its id if it is
  * not there, or a size class as the kernel names sizes:
- * kmalloc-8k, cache-192, pages-8k.
+ * kmalloc-8k, kmem_cache-192, pages-8k.
  */
 static const char *cache_name(const struct cache *c, char *buf, size_t len)
 {
@@ -1363,18 +1210,27 @@ static void emit_text(long top)
 	int w = 9, t, b;
 	bool any = false;
 
-	printf("%llu events in %d files; %llu allocations (%llu failed), %llu frees\n",
-	       rd.events, ninputs, tot.allocs + tot.failed, tot.failed, tot.frees);
+	printf("%llu events in %d files; %llu allocations, %llu failed, %llu frees\n",
+	       cap.events, cap.nfiles, tot.allocs, tot.failed, tot.frees);
+	if (cap.partial)
+		printf("partial report: stopped by a signal after %llu events\n", cap.events);
 	if (rd.filtered)
 		printf("%llu events left out by the filters\n", rd.filtered);
-	if (rd.lost)
-		printf("%llu events lost (%s): an error or leak may be one of them\n", rd.lost,
-		       "missing sequence numbers");
+	if (cap.loss.lost)
+		printf("%llu events lost (missing sequence numbers, in %llu ranges): %s\n",
+		       cap.loss.lost, cap.loss.ranges, "an error or leak may be one of them");
+	kmt_loss_print_missed(&cap.loss, &cap.meta, stdout, "");
+	if (cap.loss.before)
+		printf("%llu events from before the capture, not checked for loss\n",
+		       cap.loss.before);
+	if (cap.loss.after)
+		printf("%llu events numbered after the drain began, not checked for loss\n",
+		       cap.loss.after);
 	printf("requested %llu bytes, allocated %llu bytes, fragmentation %.1f%% (%lld bytes)\n",
 	       tot.req, tot.alloc, pct(frag(tot.alloc, tot.req), tot.alloc),
 	       frag(tot.alloc, tot.req));
 	for (t = 0; t < NR_TYPES; t++)
-		printf("  %-7s %9llu allocations %9llu frees, %s %llu, allocated %llu (%.1f%%)\n",
+		printf("  %-10s %9llu allocations %9llu frees, %s %llu, allocated %llu (%.1f%%)\n",
 		       type_names[t], tot.type_allocs[t], tot.type_frees[t], "requested",
 		       tot.type_req[t],
 		       tot.type_alloc[t], pct(frag(tot.type_alloc[t], tot.type_req[t]),
@@ -1396,14 +1252,14 @@ static void emit_text(long top)
 		if (l > w)
 			w = l;
 	}
-	if (text_width && w > text_width - 75)
-		w = text_width - 75 < 16 ? 16 : text_width - 75;
-	printf("\n%-*s %-7s %9s %9s %7s %7s %6s %7s %7s %7s\n", w, "call site", "type",
+	if (text_width && w > text_width - 78)
+		w = text_width - 78 < 16 ? 16 : text_width - 78;
+	printf("\n%-*s %-10s %9s %9s %7s %7s %6s %7s %7s %7s\n", w, "call site", "type",
 	       "allocs", "frees", "req", "alloc", "frag%", "x-cpu", "live", "live B");
 	for (i = 0; i < n; i++) {
 		const struct site *s = rows[i];
 
-		printf("%-*.*s %-7s %9llu %9llu %7s %7s %6.1f %7llu %7llu %7s\n", w, w,
+		printf("%-*.*s %-10s %9llu %9llu %7s %7s %6.1f %7llu %7llu %7s\n", w, w,
 		       symbolize(s->call_site, sym, sizeof(sym)), type_name(s->type), s->allocs,
 		       s->frees, human(s->req, b1, sizeof(b1)), human(s->alloc, b2, sizeof(b2)),
 		       pct(frag(s->alloc, s->req), s->alloc), s->cross, s->live,
@@ -1421,7 +1277,7 @@ static void emit_text(long top)
 
 			if (!s->live)
 				continue;
-			printf("  %-*s %-7s %9llu %9llu ", w,
+			printf("  %-*s %-10s %9llu %9llu ", w,
 			       symbolize(s->call_site, sym, sizeof(sym)), type_name(s->type),
 			       s->live, s->live_bytes);
 			if (rd.timed)
@@ -1524,8 +1380,20 @@ static void emit_json(long top)
 	int t;
 
 	printf("{\n  \"events\": %llu, \"files\": %d, \"filtered\": %llu, \"newer_abi\": %llu,\n",
-	       rd.events, ninputs, rd.filtered, rd.unknown_ids);
-	printf("  \"lost_events\": %llu,\n", rd.lost);
+	       cap.events, cap.nfiles, rd.filtered, rd.unknown_ids);
+	printf("  \"partial\": %s,\n", cap.partial ? "true" : "false");
+	printf("  \"lost_events\": %llu,\n", cap.loss.lost);
+	printf("  \"lost_ranges\": %llu, \"before_capture\": %llu, \"after_drain\": %llu,\n",
+	       cap.loss.ranges, cap.loss.before, cap.loss.after);
+	/* Whether --top cut the lists below, and how long they are whole. */
+	if (top < 0)
+		printf("  \"top\": null, ");
+	else
+		printf("  \"top\": %ld, ", top);
+	printf("\"cut\": %s,\n", top >= 0 && ((size_t)top < nrows || (size_t)top < cache_map.n ||
+					     (size_t)top < nerr_rows) ? "true" : "false");
+	printf("  \"rows\": { \"sites\": %zu, \"caches\": %zu, \"error_sites\": %zu },\n", nrows,
+	       cache_map.n, nerr_rows);
 	printf("  \"allocations\": %llu, \"failed\": %llu, \"frees\": %llu,\n", tot.allocs,
 	       tot.failed, tot.frees);
 	printf("  \"bytes_req\": %llu, \"bytes_alloc\": %llu, \"cross_cpu_frees\": %llu,\n",
@@ -1657,6 +1525,31 @@ static void emit_folded(long top)
 	}
 }
 
+/*
+ * The exit status of a report made: 3 if the capture misses other
+ * events than the kernel counted lost (kmemtrace-check calls it
+ * corrupt), 1 if events were lost, a stop signal ended the reading
+ * early (not all the capture was read), or the analysis found errors other
+ * than frees of unknown pointers (which every capture of a running
+ * system has: memory allocated before it), else 0.
+ */
+static int report_status(void)
+{
+	int k;
+
+	if (kmt_loss_miscounted(&cap.loss)) {
+		kmt_warn(prog, "%s: the capture misses %llu events but the kernel lost %llu: %s",
+			 cap.dir, cap.loss.lost, cap.loss.kernel_lost, "a corrupt capture");
+		return KMT_EXIT_CORRUPT;
+	}
+	if (cap.loss.lost || cap.partial)
+		return KMT_EXIT_DATA;
+	for (k = 0; k < NR_ERR; k++)
+		if (k != ERR_UNKNOWN && err_totals[k])
+			return KMT_EXIT_DATA;
+	return KMT_EXIT_OK;
+}
+
 /* Frees the analysis' tables and starts it afresh (also for the fuzz harness). */
 static void report_reset(void)
 {
@@ -1704,9 +1597,8 @@ static void report_reset(void)
 	memset(&tot, 0, sizeof(tot));
 	memset(&rd, 0, sizeof(rd));
 	memset(err_totals, 0, sizeof(err_totals));
-	ninputs = 0;
-	have_ref = false;
-	read_error[0] = '\0';
+	kmt_capture_close(&cap);
+	memset(&cap, 0, sizeof(cap));
 	filt.have_base = false;
 }
 
@@ -1717,13 +1609,14 @@ static void print_help(FILE *f)
 		"Reports on a kmemtraced capture in DIR: memory and fragmentation per\n"
 		"call site and per cache, cross-CPU frees, errors and what was still\n"
 		"allocated at the end.\n"
+		"A stop signal ends the reading early: the report says partial, exit 1.\n"
 		"  -f, --format=FMT     text (default), json, csv (the call sites), or folded\n"
 		"                       (\"function;type bytes\" lines for flame graphs)\n"
 		"  -s, --sort=KEY       order of the call sites: bytes (allocated, default),\n"
 		"                       req, hits, frag, cross, live\n"
-		"  -n, --top=N          at most N call sites, N caches and N errors\n"
-		"                       (default 20, -1 all)\n"
-		"  -t, --type=TYPE      only kmalloc, cache or pages events\n"
+		"  -n, --top=N          at most N call sites, N caches and N errors (-1: all);\n"
+		"                       the default: 20 in text, all in json, csv and folded\n"
+		"  -t, --type=TYPE      only kmalloc, kmem_cache or pages events\n"
 		"  -c, --cpu=N          only the events recorded on CPU N\n"
 		"  -w, --window=A:B     only the events from A to B seconds after the first\n"
 		"                       (either may be left out)\n"
@@ -1733,15 +1626,17 @@ static void print_help(FILE *f)
 		"                       allocations by requested size (JSON always has them)\n"
 		"  -k, --kallsyms=FILE  symbols from FILE (kallsyms or System.map format)\n"
 		"                       instead of DIR/kallsyms\n"
-		"  -h, --help           print this text\n"
-		"Exit status: 0 done, 1 usage, 2 the capture cannot be read.\n", prog);
+		"  -h, --help           print this help and exit\n"
+		"  -V, --version        print the version and the ABI read, and exit\n"
+		KMT_EXIT_HELP "(errors: those listed, but frees of unknown pointers)\n", prog,
+		"events lost, or errors found");
 }
 
 static int bad_option(const char *opt, const char *arg, const char *what)
 {
 	fprintf(stderr, "%s: --%s=%s: %s\n", prog, opt, arg, what);
 	print_help(stderr);
-	return 1;
+	return KMT_EXIT_USAGE;
 }
 
 /* "A:B" in seconds, either side optional, into [*from, *to) in ns. */
@@ -1784,17 +1679,18 @@ int main(int argc, char **argv)
 		{ "sizes", no_argument, NULL, 'z' },
 		{ "kallsyms", required_argument, NULL, 'k' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
 	static const char *const formats[] = { "text", "json", "csv", "folded" };
 	const char *dir, *symfile = NULL;
 	int format = 0;
-	char path[PATH_MAX], *end;
-	long top = 20, v;
+	char path[PATH_MAX], *end, abi[32];
+	long top = -2, v;	/* -2: the format's default */
 	size_t i;
-	int c;
+	int c, status;
 
-	while ((c = getopt_long(argc, argv, "f:s:n:t:c:w:S:zk:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "f:s:n:t:c:w:S:zk:hV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'f':
 			for (i = 0; i < ARRAY_SIZE(formats); i++)
@@ -1823,8 +1719,11 @@ int main(int argc, char **argv)
 			for (i = 0; i < NR_TYPES; i++)
 				if (!strcmp(optarg, type_names[i]))
 					break;
+			/* "cache", the name of earlier versions, too. */
+			if (!strcmp(optarg, "cache"))
+				i = KMEMTRACE_TYPE_CACHE;
 			if (i == NR_TYPES)
-				return bad_option("type", optarg, "not kmalloc, cache or pages");
+				return bad_option("type", optarg, "not kmalloc, kmem_cache or pages");
 			filt.type = i;
 			break;
 		case 'c':
@@ -1850,35 +1749,43 @@ int main(int argc, char **argv)
 			break;
 		case 'h':
 			print_help(stdout);
-			return 0;
+			return KMT_EXIT_OK;
+		case 'V':
+			snprintf(abi, sizeof(abi), "kmemtrace ABI %d", KMEMTRACE_ABI_VERSION);
+			kmt_print_version(prog, abi);
+			return KMT_EXIT_OK;
 		default:
 			print_help(stderr);
-			return 1;
+			return KMT_EXIT_USAGE;
 		}
 	}
 	if (optind + 1 != argc) {
 		print_help(stderr);
-		return 1;
+		return KMT_EXIT_USAGE;
 	}
 	dir = argv[optind];
-	read_meta(dir);
-	swap = meta.swap;
-	if (meta.have_start) {
-		ref = (int32_t)(uint32_t)meta.start_seq;
-		have_ref = true;
-	}
+	if (top == -2)
+		top = format ? -1 : 20;
+	kmt_catch_stop_signals();
+	/* The first error ends the reading: the report would be of half the events. */
+	cap.stop_on_error = true;
+	status = kmt_capture_open(&cap, dir);
+	if (status)
+		die(status, "%s", cap.error);
+	if (cap.meta.abi_version > KMEMTRACE_ABI_VERSION)
+		kmt_warn(prog, "%s/meta: ABI %d is newer than this tool's %d; %s", dir,
+			 cap.meta.abi_version, KMEMTRACE_ABI_VERSION, "unknown events are skipped");
 	if (symfile) {
 		if (!load_symbols(symfile))
-			die(2, "%s: %s", symfile, strerror(errno));
+			die(KMT_EXIT_USAGE, "%s: %s", symfile, strerror(errno));
 	} else {
 		snprintf(path, sizeof(path), "%s/kallsyms", dir);
 		load_symbols(path);
 	}
 	snprintf(path, sizeof(path), "%s/caches", dir);
 	load_cache_names(path);
-	open_inputs(dir);
 	if (!analyse())
-		die(2, "%s", read_error);
+		die(cap.status, "%s", cap.error);
 	leaks();
 	collect();
 	if (isatty(STDOUT_FILENO)) {
@@ -1901,13 +1808,14 @@ int main(int argc, char **argv)
 		emit_text(top);
 		break;
 	}
-	if (fflush(stdout) || ferror(stdout))
-		die(2, "writing the report: %s", strerror(errno));
-
-	for (c = 0; c < ninputs; c++) {
-		free(inputs[c].buf);
-		fclose(inputs[c].f);
+	/* The text says it with the losses; the machine formats on stderr. */
+	if (format) {
+		snprintf(path, sizeof(path), "%s: %.200s: ", prog, dir);
+		kmt_loss_print_missed(&cap.loss, &cap.meta, stderr, path);
 	}
+	if (fflush(stdout) || ferror(stdout))
+		die(KMT_EXIT_USAGE, "writing the report: %s", strerror(errno));
+	status = report_status();
 	report_reset();
-	return 0;
+	return status;
 }

@@ -2,7 +2,8 @@
 /*
  * kmonparse - decode a /dev/kmon log (kmonlog's output) into text lines,
  * or into Chrome trace-event JSON that the Perfetto UI opens as a per-CPU
- * scheduling timeline. See Documentation/trace/kmon.rst.
+ * scheduling timeline. See Documentation/trace/kmon.rst and kmonparse(8),
+ * which gives the grammar of both outputs.
  *
  *   kmonparse [-s SCALE] [-p PIDFIL] [--format=text|perfetto] [LOG]
  *
@@ -14,6 +15,19 @@
  * with time stamps rebased to the first record and divided by SCALE
  * (nanoseconds per unit, 1000 by default: microseconds); a record of
  * another CPU logged before the first one has a negative time.
+ *
+ * The log is one stream in the order kmonlog wrote it: nothing is merged
+ * or sorted. It is read in large blocks and every line is formatted by
+ * hand into a large output buffer, written in blocks: a decoder that
+ * called printf() per field ran at 1-2% of cat's speed.
+ *
+ * Exit status (kmt_cli.h): 0 the log decoded; 1 is never used, as a log
+ * holds no count of the records lost (kmonlog reports those, and exits
+ * 1); 2 bad usage, a file that cannot be read, output that cannot be
+ * written (a full disk, a closed pipe), or no memory; 3 a corrupt or
+ * truncated log or pids.dat. A first SIGINT or SIGTERM stops the
+ * reading at the next record: what was decoded is written, as at the
+ * end of the log (the JSON closed), with a note on standard error.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -24,16 +38,226 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "kmon_log.h"
+#include "kmt_cli.h"
 #include "kmt_msg.h"
-
-#define KMONPARSE_VERSION	"1.0"
 
 static const char *prog = "kmonparse";
 static const char *path = "<stdin>";
 
-#define fatal(...)	kmt_die(prog, 1, __VA_ARGS__)
+static int out_drain(int status);
+
+/*
+ * The end, with the message: what was decoded before it is written
+ * first, so that the output stops where the problem is.
+ */
+#define die_status(status, ...)	kmt_die(prog, out_drain(status), __VA_ARGS__)
+/* A log or pids.dat that is not what its format says. */
+#define corrupt(...)		die_status(KMT_EXIT_CORRUPT, __VA_ARGS__)
+/* A file that cannot be opened or read, or no memory. */
+#define fatal(...)		die_status(KMT_EXIT_USAGE, __VA_ARGS__)
+
+/* ---- Output -------------------------------------------------------- */
+
+/*
+ * Everything decoded goes through obuf, written to standard output when
+ * it is full, before a read that may block (a pipe) and at the end.
+ * OUT_SLACK is more than the fixed fields of any record take; the names
+ * of pids.dat, of any length, go through out_name().
+ */
+#define OUT_SIZE	(1 << 18)
+#define OUT_SLACK	1024
+
+static char obuf[OUT_SIZE];
+static size_t olen;
+static bool out_failed;
+
+/* Writes @n bytes at @p to standard output: false (errno set) on error. */
+static bool out_write(const char *p, size_t n)
+{
+	int fd = fileno(stdout);
+
+	while (n) {
+		ssize_t w = write(fd, p, n);
+
+		if (w < 0) {
+			if (errno == EINTR)	/* a stop signal: what was decoded is written */
+				continue;
+			return false;
+		}
+		p += w;
+		n -= w;
+	}
+	return true;
+}
+
+/* Writes obuf out; a write error ends the run (exit 2). */
+static void out_flush(void)
+{
+	if (olen && !out_write(obuf, olen)) {
+		out_failed = true;
+		olen = 0;
+		kmt_die(prog, KMT_EXIT_USAGE, "<stdout>: %s", strerror(errno));
+	}
+	olen = 0;
+}
+
+/*
+ * Before an exit with @status: obuf written. A write error is said too,
+ * and makes the status 2: the output is not all that was decoded. errno
+ * is kept for the message that follows.
+ */
+static int out_drain(int status)
+{
+	int err = errno;
+
+	if (olen && !out_failed && !out_write(obuf, olen)) {
+		out_failed = true;
+		kmt_warn(prog, "<stdout>: %s", strerror(errno));
+		status = KMT_EXIT_USAGE;
+	}
+	olen = 0;
+	errno = err;
+	return status;
+}
+
+/* Where the next @n bytes go; obuf is written out first if they do not fit. */
+static inline char *out_room(size_t n)
+{
+	if (olen + n > OUT_SIZE)
+		out_flush();
+	return obuf + olen;
+}
+
+static inline void out_commit(char *p)
+{
+	olen = p - obuf;
+}
+
+/* The @n bytes at @s at @p, as long as they are: where the output goes on. */
+static char *out_name(char *p, const char *s, size_t n)
+{
+	if (n <= OUT_SLACK) {
+		out_commit(p);
+		p = out_room(n + OUT_SLACK);
+		memcpy(p, s, n);
+		return p + n;
+	}
+	out_commit(p);
+	out_flush();
+	if (!out_write(s, n)) {
+		out_failed = true;
+		kmt_die(prog, KMT_EXIT_USAGE, "<stdout>: %s", strerror(errno));
+	}
+	return out_room(OUT_SLACK);
+}
+
+/* A string constant. */
+#define PUT(p, s)	(memcpy((p), (s), sizeof(s) - 1), (p) += sizeof(s) - 1)
+
+static const char digit_pairs[201] =
+	"00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+	"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+	"8081828384858687888990919293949596979899";
+
+/* @v in decimal, as %llu and %u print it. */
+static inline char *put_u64(char *p, uint64_t v)
+{
+	char tmp[20], *t = tmp + sizeof(tmp);
+	size_t n;
+
+	while (v >= 100) {
+		t -= 2;
+		memcpy(t, digit_pairs + 2 * (v % 100), 2);
+		v /= 100;
+	}
+	if (v >= 10) {
+		t -= 2;
+		memcpy(t, digit_pairs + 2 * v, 2);
+	} else {
+		*--t = '0' + v;
+	}
+	n = tmp + sizeof(tmp) - t;
+	memcpy(p, t, n);
+	return p + n;
+}
+
+static inline char *put_s64(char *p, long long v)
+{
+	if (v < 0) {
+		*p++ = '-';
+		return put_u64(p, -(unsigned long long)v);
+	}
+	return put_u64(p, v);
+}
+
+/* @v as %#llx prints it: "0x" and lower-case digits, but "0" for 0. */
+static inline char *put_hex(char *p, uint64_t v)
+{
+	static const char hex[] = "0123456789abcdef";
+	int n, i;
+
+	if (!v) {
+		*p++ = '0';
+		return p;
+	}
+	n = (67 - __builtin_clzll(v)) / 4;
+	*p++ = '0';
+	*p++ = 'x';
+	for (i = n - 1; i >= 0; i--, v >>= 4)
+		p[i] = hex[v & 15];
+	return p + n;
+}
+
+/*
+ * @ns / 1000.0 as "%.3f" prints it (the Perfetto JSON's microseconds).
+ * Below 8e15 ns (92 days) the double is within 0.0005 of the exact
+ * quotient, which printf rounds back to it: the integer digits are
+ * those. Above, the double itself is printed, rounded to thousandths
+ * half to even as glibc does, from its exact binary value.
+ */
+static char *put_usec(char *p, uint64_t ns)
+{
+	uint64_t bits, m, n, rest, half;
+	unsigned int f;
+	double d;
+	int e;
+
+	if (__builtin_expect(ns < 8000000000000000ULL, 1)) {
+		n = ns;
+	} else {
+		/*
+		 * d = m * 2^e, m the 53 bits of the mantissa: d is from 8e12
+		 * to 2^64 / 1000, below 2^55, so e is from -10 to 2. From 0,
+		 * d is a whole number (of 64 bits at most); below, m * 1000
+		 * fits in 64 bits, and is rounded to its whole part.
+		 */
+		d = ns / 1000.0;
+		memcpy(&bits, &d, sizeof(bits));
+		m = (bits & ((1ULL << 52) - 1)) | 1ULL << 52;
+		e = (int)(bits >> 52 & 0x7ff) - 1075;
+		if (e >= 0) {
+			p = put_u64(p, m << e);
+			PUT(p, ".000");
+			return p;
+		}
+		n = m * 1000;
+		rest = n & ((1ULL << -e) - 1);
+		half = 1ULL << (-e - 1);
+		n >>= -e;
+		if (rest > half || (rest == half && (n & 1)))
+			n++;
+	}
+	f = n % 1000;
+	p = put_u64(p, n / 1000);
+	*p++ = '.';
+	memcpy(p, digit_pairs + 2 * (f / 10), 2);
+	p[2] = '0' + f % 10;
+	return p + 3;
+}
 
 /* ---- pids.dat ------------------------------------------------------ */
 
@@ -110,12 +334,15 @@ static void load_pids(const char *file)
 			continue;
 		pid = strtoul(line, &end, 10);
 		if (!tab || end != tab || pid > UINT32_MAX)
-			fatal("%s: line %zu: not \"PID<tab>COMMAND\"", file, lineno);
+			corrupt("%s: line %zu: not \"PID<tab>COMMAND\"", file, lineno);
 		if (nnames == cap) {
+			struct pidname *more;
+
 			cap = cap ? 2 * cap : 256;
-			names = realloc(names, cap * sizeof(*names));
-			if (!names)
+			more = realloc(names, cap * sizeof(*names));
+			if (!more)
 				fatal("out of memory");
+			names = more;
 		}
 		tab[1 + strcspn(tab + 1, ";")] = '\0';
 		for (p = tab + 1; *p; p += n) {
@@ -141,6 +368,7 @@ static void load_pids(const char *file)
 		qsort(names, nnames, sizeof(*names), cmp_pidname);
 }
 
+/* The name pids.dat gives @pid (any of them if it gives several), or NULL. */
 static const char *name_of(uint32_t pid)
 {
 	size_t lo = 0, hi = nnames;
@@ -158,7 +386,85 @@ static const char *name_of(uint32_t pid)
 	return NULL;
 }
 
-/* ---- Output -------------------------------------------------------- */
+/*
+ * What a record needs of a named PID, found by a hash of the PIDs of
+ * pids.dat (twice as many slots as PIDs): the name and its length, and
+ * how much of it a Perfetto label keeps.
+ */
+struct pidslot {
+	const char *name;	/* NULL: a free slot */
+	uint32_t pid;
+	size_t len;		/* the name's bytes */
+	size_t cut;		/* of those, the label's */
+};
+
+static struct pidslot *pidtab;
+static size_t pidmask;
+
+/* The label of a slice: "name (PID)" in at most LABEL_MAX - 1 bytes. */
+#define LABEL_MAX	128
+
+/* Every bit of @pid in the low ones, which the table's mask keeps. */
+static uint32_t pid_hash(uint32_t pid)
+{
+	pid ^= pid >> 16;
+	pid *= 0x45d9f3bU;
+	pid ^= pid >> 16;
+	return pid;
+}
+
+static void index_pids(void)
+{
+	size_t i, slots = 4;
+
+	while (slots < 2 * nnames)
+		slots *= 2;
+	pidtab = calloc(slots, sizeof(*pidtab));
+	if (!pidtab)
+		fatal("out of memory");
+	pidmask = slots - 1;
+	for (i = 0; i < nnames; i++) {
+		uint32_t pid = names[i].pid;
+		const char *n = name_of(pid);	/* the one the lookup by halves finds */
+		struct pidslot *s;
+		char pidstr[16];
+		size_t h, room, len = strlen(n);
+
+		if (i && names[i - 1].pid == pid)
+			continue;
+		for (h = pid_hash(pid) & pidmask; pidtab[h].name; h = (h + 1) & pidmask)
+			;
+		s = &pidtab[h];
+		s->name = n;
+		s->pid = pid;
+		s->len = len;
+		/*
+		 * The label's name is cut to leave room for " (PID)", at a
+		 * UTF-8 character boundary: the JSON stays valid UTF-8.
+		 */
+		room = LABEL_MAX - snprintf(pidstr, sizeof(pidstr), "%u", pid) - 4;
+		if (len > room) {
+			len = room;
+			while (len && ((unsigned char)n[len] & 0xc0) == 0x80)
+				len--;
+		}
+		s->cut = len;
+	}
+}
+
+static const struct pidslot *lookup(uint32_t pid)
+{
+	size_t h;
+
+	if (!pidtab)
+		return NULL;
+	for (h = pid_hash(pid) & pidmask; pidtab[h].name; h = (h + 1) & pidmask)
+		if (pidtab[h].pid == pid)
+			return &pidtab[h];
+	return NULL;
+}
+
+/* ---- Records ------------------------------------------------------- */
 
 enum { FMT_TEXT, FMT_PERFETTO };
 
@@ -171,36 +477,34 @@ static struct {
 static bool first_event = true;
 
 /* A task's label on the timeline: "name (pid)" or "pid". */
-static void task_label(char *buf, size_t len, uint32_t pid)
+static char *put_label(char *p, uint32_t pid)
 {
-	const char *n = pid ? name_of(pid) : "[IDLE]";
-	char pidstr[16];
-	size_t room, nl;
+	const struct pidslot *s;
 
-	snprintf(pidstr, sizeof(pidstr), "%u", pid);
-	if (!n) {
-		snprintf(buf, len, "%s", pidstr);
-		return;
+	if (!pid) {
+		PUT(p, "[IDLE] (0)");
+		return p;
 	}
-	/*
-	 * The name, cut to leave room for " (PID)" and at a UTF-8
-	 * character boundary: the JSON stays valid UTF-8.
-	 */
-	room = len - strlen(pidstr) - 4;
-	nl = strlen(n);
-	if (nl > room) {
-		nl = room;
-		while (nl && ((unsigned char)n[nl] & 0xc0) == 0x80)
-			nl--;
+	s = lookup(pid);
+	if (s) {
+		memcpy(p, s->name, s->cut);
+		p += s->cut;
+		PUT(p, " (");
+		p = put_u64(p, pid);
+		*p++ = ')';
+		return p;
 	}
-	snprintf(buf, len, "%.*s (%s)", (int)nl, n, pidstr);
+	return put_u64(p, pid);
 }
 
-/* Starts the next element of traceEvents; the caller prints it. */
-static void json_next(void)
+/* Starts the next element of traceEvents; the caller writes it. */
+static inline char *json_next(char *p)
 {
-	printf("%s\n    ", first_event ? "" : ",");
+	if (!first_event)
+		*p++ = ',';
 	first_event = false;
+	PUT(p, "\n    ");
+	return p;
 }
 
 /* Per CPU: the task running since the last switch, for Perfetto. */
@@ -216,67 +520,139 @@ struct cpu_track {
 static struct cpu_track *tracks;
 static size_t ntracks;
 
+/* @cpu's track, its thread_name written out at its first record. */
 static struct cpu_track *track(uint32_t cpu)
 {
+	char *p;
+
 	if (cpu >= ntracks) {
 		size_t n = cpu + 1 > 2 * ntracks ? cpu + 1 : 2 * ntracks;
+		struct cpu_track *more = realloc(tracks, n * sizeof(*tracks));
 
-		tracks = realloc(tracks, n * sizeof(*tracks));
-		if (!tracks)
+		if (!more)
 			fatal("out of memory");
+		tracks = more;
 		memset(tracks + ntracks, 0, (n - ntracks) * sizeof(*tracks));
 		ntracks = n;
 	}
 	if (!tracks[cpu].seen) {
 		tracks[cpu].seen = true;
-		json_next();
-		printf("{ \"ph\": \"M\", \"pid\": 1, \"tid\": %u, ", cpu);
-		printf("\"name\": \"thread_name\", ");
-		printf("\"args\": { \"name\": \"CPU %u\" } }", cpu);
+		p = json_next(out_room(OUT_SLACK));
+		PUT(p, "{ \"ph\": \"M\", \"pid\": 1, \"tid\": ");
+		p = put_u64(p, cpu);
+		PUT(p, ", \"name\": \"thread_name\", \"args\": { \"name\": \"CPU ");
+		p = put_u64(p, cpu);
+		PUT(p, "\" } }");
+		out_commit(p);
 	}
 	return &tracks[cpu];
+}
+
+/*
+ * The duration of a slice from @from to @to (ns). Readers of the JSON add
+ * "ts" and "dur" as doubles of microseconds: where rounding puts the sum
+ * past the next slice's "ts", which is @to, a viewer (speedscope) nests
+ * the next slice in this one. A nanosecond less, until the sum is no later.
+ */
+static uint64_t slice_ns(uint64_t from, uint64_t to)
+{
+	uint64_t d = to > from ? to - from : 0;
+
+	while (d && (double)from / 1e3 + (double)d / 1e3 > (double)to / 1e3)
+		d--;
+	return d;
 }
 
 /* A slice for the task that ran on @cpu from t->since to @ts (ns). */
 static void close_slice(uint32_t cpu, struct cpu_track *t, uint64_t ts)
 {
-	char label[128];
+	char *p;
 
 	if (!t->running)
 		return;
-	task_label(label, sizeof(label), t->pid);
-	json_next();
-	printf("{ \"ph\": \"X\", \"pid\": 1, \"tid\": %u, \"ts\": %.3f, \"dur\": %.3f, ", cpu,
-	       t->since / 1000.0, (ts > t->since ? ts - t->since : 0) / 1000.0);
-	printf("\"name\": \"%s\", \"args\": { \"pid\": %u } }", label, t->pid);
+	p = json_next(out_room(OUT_SLACK));
+	PUT(p, "{ \"ph\": \"X\", \"pid\": 1, \"tid\": ");
+	p = put_u64(p, cpu);
+	PUT(p, ", \"ts\": ");
+	p = put_usec(p, t->since);
+	PUT(p, ", \"dur\": ");
+	p = put_usec(p, slice_ns(t->since, ts));
+	PUT(p, ", \"name\": \"");
+	p = put_label(p, t->pid);
+	PUT(p, "\", \"args\": { \"pid\": ");
+	p = put_u64(p, t->pid);
+	PUT(p, " } }");
+	out_commit(p);
 	t->running = false;
+}
+
+/* The start of an instant event of @cpu at @ts: its "name" comes next. */
+static char *json_instant(char *p, uint32_t cpu, uint64_t ts)
+{
+	p = json_next(p);
+	PUT(p, "{ \"ph\": \"i\", \"s\": \"t\", \"pid\": 1, \"tid\": ");
+	p = put_u64(p, cpu);
+	PUT(p, ", \"ts\": ");
+	p = put_usec(p, ts);
+	PUT(p, ", \"name\": \"");
+	return p;
 }
 
 /*
  * Time since the first record, in units of opt.scale: negative for a
  * record of another CPU logged before it but flushed after.
  */
-static long long rebase(uint64_t ts, uint64_t t0)
+static inline long long rebase(uint64_t ts, uint64_t t0)
 {
-	uint64_t d = (ts >= t0 ? ts - t0 : t0 - ts) / opt.scale;
+	uint64_t d = ts >= t0 ? ts - t0 : t0 - ts;
 
+	if (opt.scale == 1000)		/* the default: a division the compiler makes cheap */
+		d /= 1000;
+	else
+		d /= opt.scale;
 	/* More than 63 bits (of nanoseconds, -s 1) saturate: no overflow. */
 	if (d > LLONG_MAX)
 		d = LLONG_MAX;
 	return ts >= t0 ? (long long)d : -(long long)d;
 }
 
+/* "cpu=C,ts=T,op=" of a text line. */
+static inline char *text_start(char *p, uint32_t cpu, long long ts)
+{
+	PUT(p, "cpu=");
+	p = put_u64(p, cpu);
+	PUT(p, ",ts=");
+	p = put_s64(p, ts);
+	PUT(p, ",op=");
+	return p;
+}
+
 static const char *const ctx_names[] = { "task", "softirq", "hardirq", "nmi" };
 
-static void text_name(const char *field, uint32_t pid)
+/* ",@field=NAME" with -p: the name of @pid, [IDLE] for 0, ? if unnamed. */
+static char *text_name(char *p, const char *field, size_t flen, uint32_t pid)
 {
-	const char *n;
+	const struct pidslot *s;
 
 	if (!opt.names)
-		return;
-	n = pid ? name_of(pid) : "[IDLE]";
-	printf(",%s=%s", field, n ? n : "?");
+		return p;
+	*p++ = ',';
+	memcpy(p, field, flen);
+	p += flen;
+	*p++ = '=';
+	if (!pid) {
+		PUT(p, "[IDLE]");
+		return p;
+	}
+	s = lookup(pid);
+	if (!s) {
+		*p++ = '?';
+		return p;
+	}
+	return out_name(p, s->name, s->len);
 }
+
+#define TEXT_NAME(p, field, pid)	text_name(p, field, sizeof(field) - 1, pid)
 
 static const char *const alloc_names[] = { "kmalloc", "kmem_cache", "pages" };
 
@@ -286,50 +662,75 @@ static void emit_alloc(uint32_t cpu, uint64_t ts, uint64_t t0, const unsigned ch
 {
 	bool alloc = b[0] == KMON_DT_ALLOC;
 	size_t want = alloc ? KMON_ALLOC_SIZE : KMON_FREE_SIZE;
-	const char *who = b[1] < 3 ? alloc_names[b[1]] : NULL;
-	uint32_t pid = kmon_le(b + 3, 4);
-	unsigned int ctx = b[2];
-	uint64_t cache;
-	char label[128];
+	const char *who = b[KMON_AB_TYPE] < 3 ? alloc_names[b[KMON_AB_TYPE]] : NULL;
+	uint32_t pid = kmon_get32(b + KMON_AB_PID);
+	unsigned int ctx = b[KMON_AB_CTX];
+	char *p;
 
 	if (bl != want)
-		fatal("%s: byte %llu: %s blob of %zu bytes, not %zu", path,
-		      (unsigned long long)off, alloc ? "ALC" : "FRE", bl, want);
+		corrupt("%s: byte %llu: %s blob of %zu bytes, not %zu", path,
+			(unsigned long long)off, alloc ? "ALC" : "FRE", bl, want);
 	if (!who)
-		fatal("%s: byte %llu: allocator %u is not kmalloc (0), kmem_cache (1) or pages (2)",
-		      path, (unsigned long long)off, b[1]);
-	cache = kmon_le(b + (alloc ? 45 : 23), 8);
+		corrupt("%s: byte %llu: allocator %u is not kmalloc (0), kmem_cache (1) or pages (2)",
+			path, (unsigned long long)off, b[KMON_AB_TYPE]);
 	if (opt.format == FMT_TEXT) {
-		printf("cpu=%u,ts=%lld,op=%s,alloc=%s,ctx=%s%s,pid=%u", cpu, rebase(ts, t0),
-		       alloc ? "ALC" : "FRE", who,
-		       ctx & 1 ? "hardirq" : ctx & 2 ? "softirq" : "task", ctx & 4 ? ",bulk" : "",
-		       pid);
-		if (pid)
-			text_name("name", pid);
-		printf(",site=%#llx,ptr=%#llx", (unsigned long long)kmon_le(b + 7, 8),
-		       (unsigned long long)kmon_le(b + 15, 8));
+		p = text_start(out_room(OUT_SLACK), cpu, rebase(ts, t0));
 		if (alloc)
-			printf(",req=%llu,size=%llu,gfp=%#x,node=%d",
-			       (unsigned long long)kmon_le(b + 23, 8),
-			       (unsigned long long)kmon_le(b + 31, 8),
-			       (unsigned int)kmon_le(b + 39, 4), (int16_t)kmon_le(b + 43, 2));
-		if (b[1] != 2)
-			printf(",cache=%llu", (unsigned long long)cache);
-		putchar('\n');
+			PUT(p, "ALC,alloc=");
+		else
+			PUT(p, "FRE,alloc=");
+		p = stpcpy(p, who);
+		PUT(p, ",ctx=");
+		p = stpcpy(p, ctx & KMEMTRACE_CTX_HARDIRQ ? "hardirq" :
+			      ctx & KMEMTRACE_CTX_SOFTIRQ ? "softirq" : "task");
+		if (ctx & KMEMTRACE_CTX_BULK)
+			PUT(p, ",bulk");
+		PUT(p, ",pid=");
+		p = put_u64(p, pid);
+		if (pid)
+			p = TEXT_NAME(p, "name", pid);
+		PUT(p, ",site=");
+		p = put_hex(p, kmon_get64(b + KMON_AB_SITE));
+		PUT(p, ",ptr=");
+		p = put_hex(p, kmon_get64(b + KMON_AB_PTR));
+		if (alloc) {
+			PUT(p, ",req=");
+			p = put_u64(p, kmon_get64(b + KMON_AB_REQ));
+			PUT(p, ",size=");
+			p = put_u64(p, kmon_get64(b + KMON_AB_ALLOCATED));
+			PUT(p, ",gfp=");
+			p = put_hex(p, kmon_get32(b + KMON_AB_GFP));
+			PUT(p, ",node=");
+			p = put_s64(p, (int16_t)kmon_get16(b + KMON_AB_NODE));
+		}
+		if (b[KMON_AB_TYPE] != KMEMTRACE_TYPE_PAGES) {
+			PUT(p, ",cache=");
+			p = put_u64(p, kmon_get64(b + (alloc ? KMON_AB_CACHE : KMON_FB_CACHE)));
+		}
+		*p++ = '\n';
+		out_commit(p);
 		return;
 	}
 	track(cpu);
-	task_label(label, sizeof(label), pid);
-	json_next();
-	printf("{ \"ph\": \"i\", \"s\": \"t\", \"pid\": 1, \"tid\": %u, \"ts\": %.3f, ", cpu,
-	       ts / 1000.0);
-	if (alloc)
-		printf("\"name\": \"%s %llu\", ", who, (unsigned long long)kmon_le(b + 31, 8));
+	p = json_instant(out_room(OUT_SLACK), cpu, ts);
+	p = stpcpy(p, who);
+	if (alloc) {
+		*p++ = ' ';
+		p = put_u64(p, kmon_get64(b + KMON_AB_ALLOCATED));
+	} else {
+		PUT(p, " free");
+	}
+	PUT(p, "\", \"args\": { \"task\": \"");
+	if (pid)
+		p = put_label(p, pid);
 	else
-		printf("\"name\": \"%s free\", ", who);
-	printf("\"args\": { \"task\": \"%s\", \"site\": \"%#llx\", \"ptr\": \"%#llx\" } }",
-	       pid ? label : "(interrupt)", (unsigned long long)kmon_le(b + 7, 8),
-	       (unsigned long long)kmon_le(b + 15, 8));
+		PUT(p, "(interrupt)");
+	PUT(p, "\", \"site\": \"");
+	p = put_hex(p, kmon_get64(b + KMON_AB_SITE));
+	PUT(p, "\", \"ptr\": \"");
+	p = put_hex(p, kmon_get64(b + KMON_AB_PTR));
+	PUT(p, "\" } }");
+	out_commit(p);
 }
 
 /* One record; @b is its blob, @bl bytes. Returns false if unknown. */
@@ -338,17 +739,26 @@ static bool emit(uint32_t cpu, uint64_t ts, uint64_t t0, const unsigned char *b,
 {
 	static const char *const ops[] = { NULL, "QUE", "DEQ", "SWC", "WAK" };
 	uint32_t a, z;
-	char label[128];
 	size_t want;
 	int kind;
+	char *p;
 
 	if (b[0] == KMON_DT_TEST) {
-		if (bl < 6)
-			fatal("%s: byte %llu: test blob of %zu bytes, fewer than 6", path,
-			      (unsigned long long)off, bl);
-		if (opt.format == FMT_TEXT)
-			printf("cpu=%u,ts=%lld,op=TST,ctx=%s,seq=%u\n", cpu, rebase(ts, t0),
-			       b[1] < 4 ? ctx_names[b[1]] : "?", (unsigned int)kmon_le(b + 2, 4));
+		if (bl < KMON_TB_SIZE_MIN)
+			corrupt("%s: byte %llu: test blob of %zu bytes, fewer than %d", path,
+				(unsigned long long)off, bl, KMON_TB_SIZE_MIN);
+		if (opt.format == FMT_TEXT) {
+			p = text_start(out_room(OUT_SLACK), cpu, rebase(ts, t0));
+			PUT(p, "TST,ctx=");
+			if (b[KMON_TB_CTX] < 4)
+				p = stpcpy(p, ctx_names[b[KMON_TB_CTX]]);
+			else
+				*p++ = '?';
+			PUT(p, ",seq=");
+			p = put_u64(p, kmon_get32(b + KMON_TB_SEQ));
+			*p++ = '\n';
+			out_commit(p);
+		}
 		return true;
 	}
 	if (b[0] == KMON_DT_ALLOC || b[0] == KMON_DT_FREE) {
@@ -358,32 +768,42 @@ static bool emit(uint32_t cpu, uint64_t ts, uint64_t t0, const unsigned char *b,
 	if (!kmon_sched_blob(b, bl, &kind, &a, &z, &want))
 		return false;
 	if (bl != want)
-		fatal("%s: byte %llu: %s blob of %zu bytes, not %zu", path,
-		      (unsigned long long)off, ops[kind], bl, want);
+		corrupt("%s: byte %llu: %s blob of %zu bytes, not %zu", path,
+			(unsigned long long)off, ops[kind], bl, want);
 
 	if (opt.format == FMT_TEXT) {
-		printf("cpu=%u,ts=%lld,op=%s", cpu, rebase(ts, t0), ops[kind]);
+		p = text_start(out_room(OUT_SLACK), cpu, rebase(ts, t0));
+		memcpy(p, ops[kind], 3);
+		p += 3;
 		switch (kind) {
 		case KMON_DT_TSKQUEUE:
 		case KMON_DT_TSKDEQUEUE:
-			printf(",pid=%u", a);
-			text_name("name", a);
+			PUT(p, ",pid=");
+			p = put_u64(p, a);
+			p = TEXT_NAME(p, "name", a);
 			break;
 		case KMON_DT_TSKSWITCH:
-			printf(",prev=%u,next=%u", a, z);
-			text_name("prev_name", a);
-			text_name("next_name", z);
+			PUT(p, ",prev=");
+			p = put_u64(p, a);
+			PUT(p, ",next=");
+			p = put_u64(p, z);
+			p = TEXT_NAME(p, "prev_name", a);
+			p = TEXT_NAME(p, "next_name", z);
 			break;
 		default:
-			printf(",from=%u,to=%u", a, z);
+			PUT(p, ",from=");
+			p = put_u64(p, a);
+			PUT(p, ",to=");
+			p = put_u64(p, z);
 			if (opt.names && !a)
-				printf(",from_name=[IRQ]");	/* 0: woken from an interrupt */
+				PUT(p, ",from_name=[IRQ]");	/* 0: woken from an interrupt */
 			else
-				text_name("from_name", a);
-			text_name("to_name", z);
+				p = TEXT_NAME(p, "from_name", a);
+			p = TEXT_NAME(p, "to_name", z);
 			break;
 		}
-		putchar('\n');
+		*p++ = '\n';
+		out_commit(p);
 		return true;
 	}
 
@@ -398,40 +818,204 @@ static bool emit(uint32_t cpu, uint64_t ts, uint64_t t0, const unsigned char *b,
 		return true;
 	}
 	track(cpu);
-	task_label(label, sizeof(label), kind == KMON_DT_TSKWAKEUP ? z : a);
-	json_next();
-	printf("{ \"ph\": \"i\", \"s\": \"t\", \"pid\": 1, \"tid\": %u, \"ts\": %.3f, ", cpu,
-	       ts / 1000.0);
-	if (kind == KMON_DT_TSKWAKEUP)
-		printf("\"name\": \"wakeup %s\", \"args\": { \"pid\": %u, \"from\": %u } }",
-		       label, z, a);
-	else
-		printf("\"name\": \"%s %s\", \"args\": { \"pid\": %u } }",
-		       kind == KMON_DT_TSKQUEUE ? "enqueue" : "dequeue", label, a);
+	p = json_instant(out_room(OUT_SLACK), cpu, ts);
+	if (kind == KMON_DT_TSKWAKEUP) {
+		PUT(p, "wakeup ");
+		p = put_label(p, z);
+		PUT(p, "\", \"args\": { \"pid\": ");
+		p = put_u64(p, z);
+		PUT(p, ", \"from\": ");
+		p = put_u64(p, a);
+	} else {
+		if (kind == KMON_DT_TSKQUEUE)
+			PUT(p, "enqueue ");
+		else
+			PUT(p, "dequeue ");
+		p = put_label(p, a);
+		PUT(p, "\", \"args\": { \"pid\": ");
+		p = put_u64(p, a);
+	}
+	PUT(p, " } }");
+	out_commit(p);
 	return true;
 }
 
+/* ---- Reading ------------------------------------------------------- */
+
+/*
+ * The log is read IN_SIZE bytes at a time into ibuf, the records decoded
+ * where they lie; the unfinished record at the end of a block moves to
+ * the start before the next read.
+ */
+#define IN_SIZE		(1 << 20)
+
+static unsigned char ibuf[IN_SIZE + KMON_RECORD_MAX];
+
+struct reader {
+	int fd;
+	bool may_block;		/* a pipe or a terminal: write what we have first */
+	bool eof;
+	size_t pos, len;	/* the bytes of ibuf not decoded yet */
+	uint64_t base;		/* the log's offset of ibuf[0] */
+};
+
+/*
+ * At least @want bytes from ibuf[r->pos], unless the log ends first (or
+ * a stop was asked for): what there is.
+ */
+static size_t read_more(struct reader *r, size_t want)
+{
+	while (r->len - r->pos < want && !r->eof && !kmt_stop_requested) {
+		ssize_t n;
+
+		if (r->pos) {
+			memmove(ibuf, ibuf + r->pos, r->len - r->pos);
+			r->base += r->pos;
+			r->len -= r->pos;
+			r->pos = 0;
+		}
+		if (r->may_block)
+			out_flush();
+		n = read(r->fd, ibuf + r->len, sizeof(ibuf) - r->len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			fatal("%s: %s", path, strerror(errno));
+		}
+		if (!n)
+			r->eof = true;
+		r->len += n;
+	}
+	return r->len - r->pos;
+}
+
+/* What decode() went through, for the messages at the end. */
+struct totals {
+	unsigned long long records, unknown;
+	uint64_t last;		/* the latest time stamp */
+	bool stopped;		/* by a signal, at the byte after the last record */
+	uint64_t stop_off;
+};
+
+/*
+ * Every record of the log, checked and written in the chosen format,
+ * until its end or a stop signal; exits at the first bad one (after
+ * writing those before it).
+ */
+static void decode(struct reader *r, struct totals *tot)
+{
+	uint64_t t0 = 0;
+
+	for (;;) {
+		size_t n = read_more(r, KMON_HDR_SIZE), hl = KMON_HDR_SIZE, bl;
+		const unsigned char *rec = ibuf + r->pos;
+		uint64_t off = r->base + r->pos, ts;
+		uint32_t cpu;
+
+		if (!n && r->eof)
+			return;		/* the end of the log */
+		if (kmt_stop_requested) {
+			tot->stopped = true;
+			tot->stop_off = off;
+			return;
+		}
+		if (n < KMON_HDR_SIZE)
+			corrupt("%s: byte %llu: truncated record header (%zu of %d bytes)", path,
+				(unsigned long long)off, n, KMON_HDR_SIZE);
+		cpu = rec[KMON_HB_CPU];
+		ts = kmon_get64(rec + KMON_HB_TS);
+		bl = kmon_blob_len(rec);
+		if (!bl || bl > KMON_BLOB_MAX)
+			corrupt("%s: byte %llu: blob size %zu, not 1 to %d: %s", path,
+				(unsigned long long)off, bl, KMON_BLOB_MAX,
+				"not a kmon log (kmon logs are little-endian), or a corrupt one");
+		if (cpu == KMON_CPU_EXT) {
+			if (read_more(r, KMON_HDR_SIZE + KMON_CPU_EXT_SIZE) <
+			    KMON_HDR_SIZE + KMON_CPU_EXT_SIZE) {
+				if (kmt_stop_requested)
+					continue;
+				corrupt("%s: byte %llu: truncated extended CPU field", path,
+					(unsigned long long)off);
+			}
+			rec = ibuf + r->pos;	/* read_more() may have moved it */
+			cpu = kmon_get32(rec + KMON_HDR_SIZE);
+			hl += KMON_CPU_EXT_SIZE;
+			/* The kernel extends only from 255; no kernel has a million CPUs. */
+			if (cpu < KMON_CPU_EXT || cpu > KMONPARSE_CPU_MAX)
+				corrupt("%s: byte %llu: extended CPU %u, not %d to %d: a corrupt log",
+					path, (unsigned long long)off, cpu, KMON_CPU_EXT,
+					KMONPARSE_CPU_MAX);
+		}
+		if (read_more(r, hl + bl) < hl + bl) {
+			size_t swapped = (bl >> 8) | (bl & 0xff) << 8;
+
+			if (kmt_stop_requested)
+				continue;
+			corrupt("%s: byte %llu: truncated record (blob of %zu bytes)%s", path,
+				(unsigned long long)off, bl, swapped && swapped < bl ?
+				": a big-endian log? kmon logs are little-endian" : "");
+		}
+		rec = ibuf + r->pos;
+		if (!tot->records)
+			t0 = ts;
+		if (ts > tot->last)
+			tot->last = ts;
+		tot->records++;
+		if (!emit(cpu, ts, t0, rec + hl, bl, off))
+			tot->unknown++;
+		r->pos += hl + bl;
+	}
+}
+
+/* Whether @a and @b are the same regular file (so not two /dev/null). */
+static bool same_regular_file(int a, int b)
+{
+	struct stat sa, sb;
+
+	if (fstat(a, &sa) || fstat(b, &sb) || !S_ISREG(sa.st_mode))
+		return false;
+	return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+/* ---- Command line -------------------------------------------------- */
+
 static const char help_text[] =
-	"Decode a /dev/kmon log, as kmonlog writes it, from LOG or standard input.\n"
+	"Decode a /dev/kmon log, as kmonlog writes it, from LOG or standard input,\n"
+	"in the order it holds the records.\n"
 	"\n"
-	"  -s, --scale=NS       nanoseconds per time unit (default 1000: microseconds);\n"
-	"                       time stamps are rebased to the first record\n"
+	"  -s, --scale=NS       nanoseconds per time unit of the text lines (default\n"
+	"                       1000: microseconds); time stamps are rebased to the\n"
+	"                       first record\n"
 	"  -p, --pids=PIDFIL    name tasks from PIDFIL (kmonlog's pids.dat)\n"
 	"  -f, --format=FMT     text (default), or perfetto: Chrome trace-event JSON\n"
 	"                       for the Perfetto UI, a track per CPU\n"
 	"  -h, --help           show this help and exit\n"
-	"  -V, --version        show the version and exit\n"
+	"  -V, --version        show the version and the log format read, and exit\n"
 	"\n"
-	"Records of unknown blob types are skipped by their size and counted.\n"
-	"Exit status: 0 on success, 1 on bad usage or a bad or truncated log.\n";
+	"Records of unknown blob types are skipped by their size and counted on\n"
+	"standard error. A first SIGINT or SIGTERM stops the reading: what was\n"
+	"decoded is written, as at the end of the log; a second ends at once.\n"
+	KMT_EXIT_HELP
+	"A truncated or corrupt log or pids.dat is named with its byte or line.\n";
 
 static void show_help(FILE *f)
 {
 	fprintf(f, "Usage: %s [-s SCALE] [-p PIDFIL] [-f text|perfetto] [LOG]\n", prog);
-	fputs(help_text, f);
+	fprintf(f, help_text, "unused: kmonlog counts losses");
 }
 
-int main(int argc, char **argv)
+/* Standard output, where --help and --version went, written: or exit 2. */
+static int stdout_done(void)
+{
+	if (fflush(stdout) || ferror(stdout)) {
+		fprintf(stderr, "%s: <stdout>: %s\n", prog, strerror(errno ? errno : EIO));
+		return KMT_EXIT_USAGE;
+	}
+	return KMT_EXIT_OK;
+}
+
+/* The options; the log's name, or NULL for standard input. Exits on bad usage. */
+static const char *parse_args(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "scale", required_argument, NULL, 's' },
@@ -441,23 +1025,21 @@ int main(int argc, char **argv)
 		{ "version", no_argument, NULL, 'V' },
 		{ }
 	};
-	unsigned char rec[KMON_RECORD_MAX];
-	unsigned long long records = 0, unknown = 0;
-	uint64_t off = 0, t0 = 0, last = 0;
-	FILE *in = stdin;
+	char formats[32];
 	char *end;
-	int c, i;
+	int c;
 
 	while ((c = getopt_long(argc, argv, "s:p:f:hV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 's':
 			errno = 0;
 			opt.scale = strtoull(optarg, &end, 10);
-			/* strtoull() takes "-1" as a huge number: not here. */
-			if (errno || *end || !*optarg || !opt.scale || strchr(optarg, '-')) {
+			/* Digits only: strtoull() takes " 5", "+5" and "-1" (a huge number). */
+			if (errno || *end || !*optarg || !opt.scale ||
+			    strspn(optarg, "0123456789") != strlen(optarg)) {
 				fprintf(stderr, "%s: --scale: '%s' is not a number of ns above 0\n",
 					prog, optarg);
-				return 1;
+				exit(KMT_EXIT_USAGE);
 			}
 			break;
 		case 'p':
@@ -472,95 +1054,79 @@ int main(int argc, char **argv)
 			} else {
 				fprintf(stderr, "%s: --format: '%s' is not text or perfetto\n",
 					prog, optarg);
-				return 1;
+				exit(KMT_EXIT_USAGE);
 			}
 			break;
 		case 'h':
 			show_help(stdout);
-			return 0;
+			exit(stdout_done());
 		case 'V':
-			printf("%s %s (kmon format %d)\n", prog, KMONPARSE_VERSION, KMON_VERSION);
-			return 0;
+			snprintf(formats, sizeof(formats), "kmon format %d", KMON_VERSION);
+			kmt_print_version(prog, formats);
+			exit(stdout_done());
 		default:
 			show_help(stderr);
-			return 1;
+			exit(KMT_EXIT_USAGE);
 		}
 	}
 	if (argc - optind > 1) {
 		fprintf(stderr, "%s: one log at most\n", prog);
 		show_help(stderr);
-		return 1;
+		exit(KMT_EXIT_USAGE);
 	}
-	if (optind < argc) {
-		path = argv[optind];
+	return optind < argc ? argv[optind] : NULL;
+}
+
+int main(int argc, char **argv)
+{
+	struct totals tot = { 0 };
+	struct reader r = { 0 };
+	const char *log = parse_args(argc, argv);
+	FILE *in = stdin;
+	struct stat st;
+	size_t i;
+	char *p;
+
+	if (opt.names)
+		index_pids();
+	if (log) {
+		path = log;
 		in = fopen(path, "rb");
 		if (!in)
 			fatal("%s: %s", path, strerror(errno));
 	}
-	if (opt.format == FMT_PERFETTO)
-		printf("{\n  \"displayTimeUnit\": \"ns\",\n  \"traceEvents\": [");
-
-	for (;;) {
-		size_t n = fread(rec, 1, KMON_HDR_SIZE, in), hl = KMON_HDR_SIZE, bl;
-		uint32_t cpu;
-		uint64_t ts;
-
-		if (!n)
-			break;
-		if (n < KMON_HDR_SIZE)
-			fatal("%s: byte %llu: truncated record header (%zu of %d bytes)", path,
-			      (unsigned long long)off, n, KMON_HDR_SIZE);
-		cpu = rec[0];
-		ts = kmon_le(rec + 1, 8);
-		bl = kmon_blob_len(rec);
-		if (!bl || bl > KMON_BLOB_MAX)
-			fatal("%s: byte %llu: blob size %zu, not 1 to %d: %s", path,
-			      (unsigned long long)off, bl, KMON_BLOB_MAX,
-			      "not a kmon log (kmon logs are little-endian), or a corrupt one");
-		if (cpu == KMON_CPU_EXT) {
-			if (fread(rec + hl, 1, KMON_CPU_EXT_SIZE, in) != KMON_CPU_EXT_SIZE)
-				fatal("%s: byte %llu: truncated extended CPU field", path,
-				      (unsigned long long)off);
-			cpu = kmon_le(rec + hl, 4);
-			hl += KMON_CPU_EXT_SIZE;
-			/* The kernel extends only from 255; no kernel has a million CPUs. */
-			if (cpu < KMON_CPU_EXT || cpu > KMONPARSE_CPU_MAX)
-				fatal("%s: byte %llu: extended CPU %u, not %d to %d: a corrupt log",
-				      path, (unsigned long long)off, cpu, KMON_CPU_EXT,
-				      KMONPARSE_CPU_MAX);
-		}
-		if (fread(rec + hl, 1, bl, in) != bl) {
-			size_t swapped = (bl >> 8) | (bl & 0xff) << 8;
-
-			fatal("%s: byte %llu: truncated record (blob of %zu bytes)%s", path,
-			      (unsigned long long)off, bl, swapped && swapped < bl ?
-			      ": a big-endian log? kmon logs are little-endian" : "");
-		}
-		if (!records)
-			t0 = ts;
-		if (ts > last)
-			last = ts;
-		records++;
-		if (!emit(cpu, ts, t0, rec + hl, bl, off))
-			unknown++;
-		off += hl + bl;
-	}
-	if (ferror(in))
-		fatal("%s: %s", path, strerror(errno));
+	r.fd = fileno(in);
+	r.may_block = fstat(r.fd, &st) || !(S_ISREG(st.st_mode) || S_ISBLK(st.st_mode));
+	/* Decoded text appended to the log it is read from would never end. */
+	if (same_regular_file(r.fd, fileno(stdout)))
+		fatal("%s: standard output is the log itself", path);
+	kmt_catch_stop_signals();
 
 	if (opt.format == FMT_PERFETTO) {
-		for (i = 0; i < (int)ntracks; i++)
-			if (tracks[i].running)
-				close_slice(i, &tracks[i], last);
-		json_next();
-		printf("{ \"ph\": \"M\", \"pid\": 1, \"name\": \"process_name\", ");
-		printf("\"args\": { \"name\": \"kmon: CPUs\" } }");
-		printf("\n  ]\n}\n");
+		p = out_room(OUT_SLACK);
+		PUT(p, "{\n  \"displayTimeUnit\": \"ns\",\n  \"traceEvents\": [");
+		out_commit(p);
 	}
-	if (fflush(stdout) || ferror(stdout))
-		fatal("<stdout>: %s", strerror(errno ? errno : EIO));
-	if (unknown)
+	decode(&r, &tot);
+
+	if (opt.format == FMT_PERFETTO) {
+		for (i = 0; i < ntracks; i++)
+			if (tracks[i].running)
+				close_slice(i, &tracks[i], tot.last);
+		p = json_next(out_room(OUT_SLACK));
+		PUT(p, "{ \"ph\": \"M\", \"pid\": 1, \"name\": \"process_name\", ");
+		PUT(p, "\"args\": { \"name\": \"kmon: CPUs\" } }");
+		PUT(p, "\n  ]\n}\n");
+		out_commit(p);
+	}
+	out_flush();
+	if (tot.unknown)
 		fprintf(stderr, "%s: %llu of %llu records of unknown blob types skipped\n", prog,
-			unknown, records);
-	return 0;
+			tot.unknown, tot.records);
+	if (tot.stopped)
+		fprintf(stderr, "%s: stopped by a signal at byte %llu of %s, after %llu records\n",
+			prog, (unsigned long long)tot.stop_off, path, tot.records);
+	if (log)
+		fclose(in);
+	return KMT_EXIT_OK;
 }

@@ -13,10 +13,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Whether @s is a number rather than a list of names. */
+/*
+ * Whether @s is a number rather than a list of names. A sign too: "-1"
+ * is a bad mask (kmt_parse_classes() says so), not a class named "-1".
+ */
 static inline int kmt_classes_numeric(const char *s)
 {
-	return isdigit((unsigned char)*s);
+	return isdigit((unsigned char)*s) || *s == '-' || *s == '+';
 }
 
 /*
@@ -25,8 +28,9 @@ static inline int kmt_classes_numeric(const char *s)
  * @mask: the result
  * @bad: on -ENOENT, the first unknown name (@badlen bytes)
  *
- * Return: 0; -EINVAL if a number is not a 64-bit mask; -ENOENT for an
- * unknown name. A mask of 0 is the caller's to judge.
+ * Return: 0; -EINVAL if a number is not a 64-bit mask (a negative one
+ * neither); -ENOENT for an unknown name. A mask of 0 is the caller's to
+ * judge.
  */
 static inline int kmt_parse_classes(const char *s, const char *const names[64],
 				    uint64_t *mask, char *bad, size_t badlen)
@@ -36,6 +40,9 @@ static inline int kmt_parse_classes(const char *s, const char *const names[64],
 
 	*mask = 0;
 	if (kmt_classes_numeric(s)) {
+		/* strtoull() would take "-1" for ~0: a mask has no sign. */
+		if (*s == '-')
+			return -EINVAL;
 		errno = 0;
 		*mask = strtoull(s, &end, 0);
 		return errno || *end ? -EINVAL : 0;

@@ -66,17 +66,24 @@ static inline void kmt_on_stop_signal(int sig)
 /*
  * SIGINT and SIGTERM: the first one sets kmt_stop_requested, the second
  * ends the process. Without SA_RESTART, so that a blocking read() or
- * poll() returns EINTR and the loop sees the request. SIGPIPE is
- * ignored: a closed pipe is a write error, reported, not a silent death.
+ * poll() returns EINTR and the loop sees the request. Unblocked, in case
+ * the parent started the tool with them blocked: a tool that cannot be
+ * stopped but by SIGKILL loses its drain. SIGPIPE is ignored: a closed
+ * pipe is a write error, reported, not a silent death.
  */
 static inline void kmt_catch_stop_signals(void)
 {
 	struct sigaction sa = { .sa_handler = kmt_on_stop_signal };
+	sigset_t stop;
 
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	sigemptyset(&stop);
+	sigaddset(&stop, SIGINT);
+	sigaddset(&stop, SIGTERM);
+	sigprocmask(SIG_UNBLOCK, &stop, NULL);
 }
 
 /*

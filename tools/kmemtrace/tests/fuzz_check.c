@@ -18,11 +18,11 @@
  * reads as it reads any capture: the CPU files it reads are those that
  * meta's cpu_files names, which may be missing.
  *
- * kmemtrace-check exits through kmt_die() when meta is bad or a CPU file
- * cannot be read: here exit() jumps back to the harness, which closes
- * any file the tool left open and frees the one block the tool then
- * holds, its table of sequence numbers (kmt_slurp() and kmt_read_meta()
- * free their buffers before they return an error).
+ * kmemtrace-check returns from its main() whatever the capture holds
+ * (its reader, kmt_capture.h, reports errors, it does not exit): the
+ * harness still closes what an exit() would have left open, the
+ * capture's files and buffers (kmt_capture_close(), which may run
+ * twice) and any FILE.
  */
 #include <getopt.h>
 #include <limits.h>
@@ -31,7 +31,7 @@
 
 #include <linux/kmemtrace.h>
 
-/* 0 clean, 1 events lost, 2 corrupt, 3 unreadable or usage. */
+/* 0 clean, 1 events lost, 2 bad usage or an I/O error, 3 corrupt. */
 #define FUZZ_STATUS_MAX	3
 #include "fuzz_tool.h"
 
@@ -60,10 +60,8 @@ int LLVMFuzzerInitialize(int *argc __maybe_unused, char ***argv __maybe_unused)
 static void reset(void)
 {
 	fuzz_close_all();
-	free(seen);
-	seen = NULL;
-	nseen = 0;
-	seen_cap = 0;
+	kmt_capture_close(&c);
+	memset(&c, 0, sizeof(c));
 	nerrors = 0;
 	verbose = false;
 }

@@ -13,15 +13,17 @@
  * Input: one flags byte (bit 0: --format=perfetto, else text; bits 1-2:
  * -s 1, -s 3 or -s 1000000000 for 1 to 3, the default scale of 1000 for
  * 0; bit 3: -p with the pids.dat text), two bytes of pids.dat length
- * (little endian), the pids.dat text, then the bytes of the log. Both
- * are written to memfds, and kmonparse's main() opens them by their
- * /proc/self/fd path, as it opens any file.
+ * (little endian), the pids.dat text, then the bytes of the log; an
+ * input too short for its header has empty files, and runs too, so that
+ * every input of a corpus ends with a status. Both are written to
+ * memfds, and kmonparse's main() opens them by their /proc/self/fd
+ * path, as it opens any file.
  *
  * kmonparse exits through kmt_die() at the first bad record or pids.dat
- * line: here exit() jumps back to the harness, which closes the files
- * the tool left open, frees its getline() buffer and resets every
- * file-scope variable of the tool, so nothing leaks from one input to
- * the next.
+ * line (status 3), after writing what it decoded: here exit() jumps back
+ * to the harness, which closes the files the tool left open, frees its
+ * getline() buffer and resets every file-scope variable of the tool, so
+ * nothing leaks from one input to the next.
  */
 #include <getopt.h>
 #include <stdarg.h>
@@ -30,9 +32,21 @@
 
 #include <linux/kmon.h>
 
-/* 0 done, 1 bad usage or a bad or truncated log. */
-#define FUZZ_STATUS_MAX	1
+/*
+ * kmonparse's statuses (kmt_cli.h): 0 done, 3 a corrupt or truncated log
+ * or pids.dat, which inputs reach; 2 (bad usage, a file that cannot be
+ * read) the harness's arguments and memfds never give, and 1 kmonparse
+ * never uses: either aborts the run, as a crash would.
+ */
+#define FUZZ_STATUS_MAX	3
 #include "fuzz_tool.h"
+
+/*
+ * kmt_cli.h before kmonparse.c: its stop signals are libFuzzer's, not
+ * taken over at every input.
+ */
+#include "../kmt_cli.h"
+#define kmt_catch_stop_signals()	do { } while (0)
 
 /* load_pids()'s line buffer, until the tool frees it. */
 static char *fuzz_line;
@@ -63,6 +77,7 @@ static void fuzz_free(void *p)
 #include "../kmonparse.c"
 #pragma GCC diagnostic pop
 #undef main
+#undef kmt_catch_stop_signals
 #undef free
 #undef getline
 #undef fclose
@@ -107,9 +122,14 @@ static void reset(void)
 	free(names);
 	names = NULL;
 	nnames = 0;
+	free(pidtab);
+	pidtab = NULL;
+	pidmask = 0;
 	free(tracks);
 	tracks = NULL;
 	ntracks = 0;
+	olen = 0;		/* written before any exit; here for certain */
+	out_failed = false;
 	opt = opt_init;
 	first_event = true;
 	path = "<stdin>";
@@ -122,12 +142,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t pidlen;
 	int flags, argc = 0;
 
-	if (size < 3)
-		return 0;
-	flags = data[0];
-	pidlen = data[1] | data[2] << 8;
-	data += 3;
-	size -= 3;
+	/* An input of fewer than 3 bytes: its flags if any, nothing else. */
+	flags = size ? data[0] : 0;
+	pidlen = size >= 3 ? data[1] | data[2] << 8 : 0;
+	data += size < 3 ? size : 3;
+	size -= size < 3 ? size : 3;
 	if (pidlen > size)
 		pidlen = size;
 	fill(pids_fd, data, pidlen);
@@ -149,6 +168,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	optind = 0;	/* getopt_long() from the start */
 	FUZZ_RUN(kmonparse_main(argc, argv));
+	if (fuzz_status == KMT_EXIT_DATA || fuzz_status == KMT_EXIT_USAGE) {
+		fprintf(stderr, "fuzz: exit status %d, which no input can give kmonparse\n",
+			fuzz_status);
+		abort();
+	}
 	fflush(stdout);
 	reset();
 	return 0;

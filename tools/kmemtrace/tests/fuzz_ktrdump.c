@@ -4,8 +4,8 @@
  * capture directory (the formats table and its escapes, the classes
  * file, the raw cpu<N> files and the strings of their entries), the
  * checks and printing of the formats' conversions, the merge of the
- * CPUs, --follow's single read, and the -m and -c arguments, on
- * arbitrary bytes.
+ * CPUs, --follow's single read and its account of the slots it lacks,
+ * and the -m and -c arguments, on arbitrary bytes.
  *
  *   clang -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE \
  *	-I tools/include -isystem usr/include -o fuzz_ktrdump fuzz_ktrdump.c
@@ -13,7 +13,8 @@
  *   ./fuzz_ktrdump FILE...		replay
  *
  * Input: one flags byte (bit 0: -a; bit 1: -l; bit 2: -o; bit 3: -f,
- * which reads once, as when interrupted at once; bit 4: two CPU files),
+ * which reads once, as when a stop signal came at once; bit 4: two CPU
+ * files; either may be of either byte order),
  * two bytes of length (little endian) and the formats file, two bytes
  * of length and the classes file (none if 0), one byte of length and
  * the argument of -m (not given if 0), one byte of length and that of
@@ -39,8 +40,11 @@
 
 #include <linux/ktr.h>
 
-/* 0 done, 1 bad usage or a bad or truncated input. */
-#define FUZZ_STATUS_MAX	1
+/*
+ * 0 done; 1 the data has a problem (--follow: slots missed or entries
+ * dropped); 2 bad usage or an I/O error; 3 corrupt input.
+ */
+#define FUZZ_STATUS_MAX	3
 #include "fuzz_tool.h"
 
 /*
@@ -182,6 +186,9 @@ static const char *const file_names[] = { "formats", "classes", "cpu0", "cpu1" }
 int LLVMFuzzerInitialize(int *argc __maybe_unused, char ***argv __maybe_unused)
 {
 	fuzz_init_dir("fuzz_ktrdump", file_names, ARRAY_SIZE(file_names));
+	/* ktrdump writes its listing to descriptor 1 with write(2): nowhere too. */
+	if (dup2(fileno(stdout), STDOUT_FILENO) < 0)
+		abort();
 	heap = calloc(heap_cap, sizeof(*heap));
 	if (!heap)
 		abort();
@@ -224,13 +231,14 @@ static void reset(bool exited)
 	nfmts = 0;
 	memset(class_names, 0, sizeof(class_names));
 	opt = opt_init;
-	stop = 0;
+	kmt_stop_requested = 0;
+	obuf.len = 0;	/* what an exit() left unwritten */
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static char classes[256], cpus[256];
-	struct sigaction intr, term;
+	struct sigaction intr, term, epipe;
 	const uint8_t *p;
 	char *argv[12];
 	int flags, argc = 0;
@@ -277,15 +285,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fuzz_put_file("cpu1", NULL, 0);
 	}
 
-	/* --follow: one read, then out, as if a signal had come. */
-	stop = 1;
+	/*
+	 * --follow: one read, then out, as if a signal had come. Not for a
+	 * dump, which would stop before its first line.
+	 */
+	kmt_stop_requested = !!(flags & 8);
 	sigaction(SIGINT, NULL, &intr);
 	sigaction(SIGTERM, NULL, &term);
+	sigaction(SIGPIPE, NULL, &epipe);
 	optind = 0;	/* getopt_long() from the start */
 	FUZZ_RUN(ktrdump_main(argc, argv));
 	reset(fuzz_exited);
 	sigaction(SIGINT, &intr, NULL);
 	sigaction(SIGTERM, &term, NULL);
+	sigaction(SIGPIPE, &epipe, NULL);
 	fflush(stdout);
 	return 0;
 }

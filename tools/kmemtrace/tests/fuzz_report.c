@@ -14,22 +14,28 @@
  * files), two bytes of symbol text length (little endian), the symbol
  * text (kallsyms format, read as a caches file too), then the bytes of
  * a CPU file, or with bit 1 two bytes of length (little endian) and
- * that many bytes of cpu0, the rest being cpu1, each read through
- * fmemopen() as the tool reads a file, and merged by sequence number.
- * The reader stops at the first event it cannot decode, as the tool
- * does (with an error); the report is made of what came before.
+ * that many bytes of cpu0, the rest being cpu1. The CPU files are
+ * written to a directory of their own (under $TMPDIR, or /tmp) with a
+ * meta that names them, and read by the capture reader the tool uses
+ * (kmt_capture.h), merged by sequence number. The reader stops at the
+ * first error, as the tool does; the report is made of what came before.
  */
+#include <sys/mman.h>
+
+/* The statuses of main(), which this harness does not run. */
+#define FUZZ_STATUS_MAX	3
+#include "fuzz_tool.h"
+
 #define main report_main
 #include "../kmemtrace-report.c"
 #undef main
 
-#include <sys/mman.h>
+static const char *const file_names[] = { "meta", "cpu0", "cpu1" };
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	/* The reports go nowhere; their code runs all the same. */
-	if (!freopen("/dev/null", "w", stdout))
-		abort();
+	fuzz_init_dir("fuzz_report", file_names, ARRAY_SIZE(file_names));
 	return 0;
 }
 
@@ -49,28 +55,24 @@ static void symbols(const uint8_t *text, size_t len)
 	close(fd);
 }
 
-/* CPU file @cpu: @len bytes at @data (fmemopen() wants at least one). */
-static void open_input(int cpu, const uint8_t *data, size_t len)
+/* The capture's meta: the byte order, and the CPU files. */
+static void put_meta(bool other, bool two)
 {
-	static const uint8_t none;
-	struct input *in = &inputs[ninputs++];
+	const uint16_t one = 1;
+	bool little = *(const uint8_t *)&one != other;
+	char text[128];
+	int n;
 
-	snprintf(in->path, sizeof(in->path), "cpu%d", cpu);
-	in->cpu = cpu;
-	in->f = fmemopen((void *)(len ? data : &none), len ? len : 1, "rb");
-	if (!in->f)
-		abort();
-	if (!len)
-		fgetc(in->f);	/* at the end: an empty file */
-	in->buf = xcalloc(1, READ_CHUNK);
-	in->first = true;
+	n = snprintf(text, sizeof(text), "abi_version %d\nendianness %s\ncpu_files cpu0%s\n",
+		     KMEMTRACE_ABI_VERSION, little ? "little" : "big", two ? " cpu1" : "");
+	fuzz_put_file("meta", (const uint8_t *)text, n);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	size_t symlen, len0;
-	int flags, i;
-	bool other;
+	bool other, two;
+	int flags;
 
 	if (size < 3)
 		return 0;
@@ -85,32 +87,32 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	data += symlen;
 	size -= symlen;
 
-	swap = other;
-	if (flags & 2 && size >= 2) {
+	two = flags & 2 && size >= 2;
+	put_meta(other, two);
+	if (two) {
 		len0 = data[0] | data[1] << 8;
 		data += 2;
 		size -= 2;
 		if (len0 > size)
 			len0 = size;
-		open_input(0, data, len0);
-		open_input(1, data + len0, size - len0);
+		fuzz_put_file("cpu0", data, len0);
+		fuzz_put_file("cpu1", data + len0, size - len0);
 	} else {
-		open_input(0, data, size);
+		fuzz_put_file("cpu0", data, size);
+		fuzz_put_file("cpu1", NULL, 0);
 	}
-	prime_inputs();
-	analyse();
-	for (i = 0; i < ninputs; i++) {
-		fclose(inputs[i].f);
-		free(inputs[i].buf);
-		memset(&inputs[i], 0, sizeof(inputs[i]));
-	}
+	cap.stop_on_error = true;
+	if (!kmt_capture_open(&cap, fuzz_dir))
+		analyse();
 	leaks();
 	collect();
 	emit_text(20);
 	emit_json(-1);
 	emit_csv(-1);
 	emit_folded(-1);
+	emit_json(2);
 	fflush(stdout);
+	report_status();
 	report_reset();
 	return 0;
 }

@@ -15,7 +15,7 @@
  * --sort=live; bit 6: --cpu=1; bit 7: --window=0:0.5), one byte of
  * length and the argument of --site (not given if 0; a length of 128 or
  * more is that less 128 bytes of an argument of --top instead, which
- * may be a bad one: usage, exit 1), then three times
+ * may be a bad one: usage, exit 2), then three times
  * two bytes of length (little endian) and the text of meta, kallsyms
  * and caches (a length of 0: no such file), then the bytes of cpu0, or
  * with bit 3 two bytes of length, that many bytes of cpu0, the rest
@@ -24,16 +24,16 @@
  * capture.
  *
  * kmemtrace-report exits through die() when meta or a CPU file cannot
- * be read (on its main thread, once the reader thread is joined): here
- * exit() jumps back to the harness, which closes the CPU files, frees
- * their buffers and what the analysis holds (report_reset()), and puts
- * the options back.
+ * be read or is corrupt (on its main thread, once the reader thread is
+ * joined): here exit() jumps back to the harness, which closes the CPU
+ * files and frees their buffers and what the analysis holds
+ * (report_reset(), which closes the capture), and puts the options back.
  */
 #include <getopt.h>
 #include <limits.h>
 
-/* 0 done, 1 usage, 2 the capture cannot be read. */
-#define FUZZ_STATUS_MAX	2
+/* 0 done, 1 events lost or errors found, 2 usage or I/O, 3 corrupt. */
+#define FUZZ_STATUS_MAX	3
 #include "fuzz_tool.h"
 
 #define exit(status)		fuzz_exit(status)
@@ -62,25 +62,13 @@ int LLVMFuzzerInitialize(int *argc __maybe_unused, char ***argv __maybe_unused)
 /* What kmemtrace-report leaves behind, as it was before its main(). */
 static void reset(void)
 {
-	int i;
-
 	fuzz_close_all();
-	/*
-	 * main() frees the buffers, unless it exited; it leaves the
-	 * pointers. open_inputs() counts an input in ninputs before its
-	 * fopen() or xcalloc() can exit, so that a buffer is freed here
-	 * once, and only one of this run.
-	 */
-	for (i = 0; fuzz_exited && i < ninputs; i++)
-		free(inputs[i].buf);
-	memset(inputs, 0, sizeof(inputs));
+	/* Whether main() returned or exited: report_reset() may run twice. */
 	report_reset();
-	memset(&meta, 0, sizeof(meta));
 	filt = filt_init;
 	sort_key = SORT_ALLOC;
 	site_filter = NULL;
 	show_sizes = false;
-	swap = false;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

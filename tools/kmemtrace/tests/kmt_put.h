@@ -31,6 +31,15 @@ static inline void put(FILE *f, const void *p, size_t n)
 	}
 }
 
+/* @n bytes at @p as they are. */
+static inline void put_raw(FILE *f, const void *p, size_t n)
+{
+	if (fwrite(p, 1, n, f) != n) {
+		perror("write");
+		exit(1);
+	}
+}
+
 static inline void put8(FILE *f, unsigned int v)
 {
 	unsigned char b = v;

@@ -4,14 +4,16 @@
  * from a scripted scenario, for the host tests of kmemtrace-report.
  *
  *   kmtgen [-1] [-s] [-w BITS] DIR < SCENARIO
- *   kmtgen [-1] [-s] [-w BITS] -n PAIRS DIR
+ *   kmtgen [-1] [-s] [-w BITS] -n PAIRS [-c FILES] DIR
  *
  * -1 writes ABI version 1, the 2008 layout without feature records (no
  * time stamps, no caches); -s writes the other byte order (and says so
  * in meta); -w 32 says the capture is a 32-bit machine's (the fields are
  * 64-bit all the same). -n writes PAIRS kmalloc()/kfree() pairs from 64
- * call sites on 2 CPUs instead, each object freed 1024 allocations
- * later, for benchmarks. SCENARIO has one
+ * call sites instead, each object freed 1024 allocations later, for
+ * benchmarks: on FILES CPUs (-c, default 2, up to 8192), in runs of 1
+ * to 32 events on one CPU picked at random (a fixed seed), as CPUs
+ * record in bursts; a GiB takes a few seconds. SCENARIO has one
  * line per event, numbered from 0 in order, with a time stamp of 1000 ns
  * per number unless given:
  *
@@ -31,12 +33,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "kmt_put.h"
 
-#define MAX_CPUS	64
+#define MAX_CPUS	64	/* of a scenario */
+#define MAX_STORM_CPUS	8192	/* of -n */
 
 static int type_of(const char *s)
 {
@@ -51,48 +55,83 @@ static int type_of(const char *s)
 
 static bool abi1;	/* -1: the 2008 layout, no feature records */
 
+/* Fields into a buffer, in the capture's byte order. */
+static unsigned char *b16(unsigned char *p, __u16 v)
+{
+	v = kmt_swap ? __builtin_bswap16(v) : v;
+	memcpy(p, &v, sizeof(v));
+	return p + sizeof(v);
+}
+
+static unsigned char *b32(unsigned char *p, __u32 v)
+{
+	v = kmt_swap ? __builtin_bswap32(v) : v;
+	memcpy(p, &v, sizeof(v));
+	return p + sizeof(v);
+}
+
+static unsigned char *b64(unsigned char *p, __u64 v)
+{
+	v = kmt_swap ? __builtin_bswap64(v) : v;
+	memcpy(p, &v, sizeof(v));
+	return p + sizeof(v);
+}
+
+/* One event at @buf, as the ABI lays it out; its size. */
+static unsigned int encode_event(unsigned char *buf, bool is_alloc, int ty, int seq,
+				 unsigned long long site, unsigned long long ptr,
+				 unsigned long long req, unsigned long long alloc,
+				 unsigned long long t, unsigned long long cache)
+{
+	bool slab = ty != KMEMTRACE_TYPE_PAGES;
+	unsigned char *p = buf;
+
+	*p++ = is_alloc ? KMEMTRACE_EVENT_ALLOC : KMEMTRACE_EVENT_FREE;
+	*p++ = ty;
+	if (abi1)
+		p = b16(p, is_alloc ? 48 : 24);
+	else
+		p = b16(p, (is_alloc ? 77 : 46) + (slab ? 11 : 0));
+	p = b32(p, seq);
+	p = b64(p, site);
+	p = b64(p, ptr);
+	if (is_alloc) {
+		p = b64(p, req);
+		p = b64(p, alloc);
+		p = b32(p, 0xcc0);
+		p = b32(p, -1);
+	}
+	if (abi1)
+		return p - buf;
+	p = b16(p, 11);
+	*p++ = KMEMTRACE_FEAT_TIME;
+	p = b64(p, t);
+	p = b16(p, 7);
+	*p++ = KMEMTRACE_FEAT_PID;
+	p = b32(p, 1);
+	if (is_alloc) {
+		p = b16(p, 7);
+		*p++ = KMEMTRACE_FEAT_NODE;
+		p = b32(p, -1);
+	}
+	p = b16(p, 4);
+	*p++ = KMEMTRACE_FEAT_CONTEXT;
+	*p++ = 0;
+	if (slab) {
+		p = b16(p, 11);
+		*p++ = KMEMTRACE_FEAT_CACHE;
+		p = b64(p, cache);
+	}
+	return p - buf;
+}
+
 static void write_event(FILE *f, bool is_alloc, int ty, int seq, unsigned long long site,
 			unsigned long long ptr, unsigned long long req, unsigned long long alloc,
 			unsigned long long t, unsigned long long cache)
 {
-	bool slab = ty != KMEMTRACE_TYPE_PAGES;
+	unsigned char buf[128];
 
-	put8(f, is_alloc ? KMEMTRACE_EVENT_ALLOC : KMEMTRACE_EVENT_FREE);
-	put8(f, ty);
-	if (abi1)
-		put16(f, is_alloc ? 48 : 24);
-	else
-		put16(f, (is_alloc ? 77 : 46) + (slab ? 11 : 0));
-	put32(f, seq);
-	put64(f, site);
-	put64(f, ptr);
-	if (is_alloc) {
-		put64(f, req);
-		put64(f, alloc);
-		put32(f, 0xcc0);
-		put32(f, -1);
-	}
-	if (abi1)
-		return;
-	put16(f, 11);
-	put8(f, KMEMTRACE_FEAT_TIME);
-	put64(f, t);
-	put16(f, 7);
-	put8(f, KMEMTRACE_FEAT_PID);
-	put32(f, 1);
-	if (is_alloc) {
-		put16(f, 7);
-		put8(f, KMEMTRACE_FEAT_NODE);
-		put32(f, -1);
-	}
-	put16(f, 4);
-	put8(f, KMEMTRACE_FEAT_CONTEXT);
-	put8(f, 0);
-	if (slab) {
-		put16(f, 11);
-		put8(f, KMEMTRACE_FEAT_CACHE);
-		put64(f, cache);
-	}
+	put_raw(f, buf, encode_event(buf, is_alloc, ty, seq, site, ptr, req, alloc, t, cache));
 }
 
 static FILE *caches;
@@ -114,6 +153,8 @@ static void cache_line(const char *dir, unsigned long long id, unsigned int osiz
 	fprintf(caches, "%llu %u %u %s\n", id, osize, size, name);
 }
 
+static int ncpus_hint;
+
 static FILE *open_cpu(const char *dir, int c)
 {
 	char path[4096];
@@ -125,7 +166,8 @@ static FILE *open_cpu(const char *dir, int c)
 		perror(path);
 		exit(1);
 	}
-	setvbuf(f, NULL, _IOFBF, 1 << 20);
+	/* Large buffers for a few files, small ones for many. */
+	setvbuf(f, NULL, _IOFBF, ncpus_hint > 16 ? 32 << 10 : 1 << 20);
 	return f;
 }
 
@@ -135,8 +177,35 @@ static FILE *open_cpu(const char *dir, int c)
 #define STORM_PTR		0xffff888000000000ULL
 #define STORM_CACHE		1000	/* + the object size: kmalloc-<size>'s id */
 
-static int storm(const char *dir, FILE **cpu, long long pairs)
+/* xorshift64*: the storm's CPUs, the same on every run. */
+static __u64 storm_rand(void)
 {
+	static __u64 x = 0x9e3779b97f4a7c15ULL;
+
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	return x * 0x2545f4914f6cdd1dULL;
+}
+
+/* The CPU of the next event: runs of 1 to 32 events on one CPU. */
+static int storm_cpu(int ncpus)
+{
+	static int cpu, left;
+	__u64 r;
+
+	if (!left) {
+		r = storm_rand();
+		cpu = (r >> 8) % ncpus;
+		left = 1 + (r & 31);
+	}
+	left--;
+	return cpu;
+}
+
+static int storm(const char *dir, FILE **cpu, int ncpus, long long pairs)
+{
+	unsigned char buf[128];
 	char name[32];
 	long long i;
 	int seq = 0;
@@ -149,20 +218,23 @@ static int storm(const char *dir, FILE **cpu, long long pairs)
 		if (i < pairs) {
 			unsigned long long req = 16 + (i * 7919) % 4000;
 
-			write_event(cpu[i & 1], true, KMEMTRACE_TYPE_KMALLOC, seq,
-				    STORM_ALLOC_SITE + 16 * (i % 64),
-				    STORM_PTR + 4096 * (i % 1048576), req, (req + 63) & ~63ULL,
-				    1000ULL * seq, STORM_CACHE + ((req + 63) & ~63ULL));
+			put_raw(cpu[storm_cpu(ncpus)], buf,
+				encode_event(buf, true, KMEMTRACE_TYPE_KMALLOC, seq,
+					     STORM_ALLOC_SITE + 16 * (i % 64),
+					     STORM_PTR + 4096 * (i % 1048576), req,
+					     (req + 63) & ~63ULL, 1000ULL * seq,
+					     STORM_CACHE + ((req + 63) & ~63ULL)));
 			seq++;
 		}
 		if (i >= 1024) {
 			long long j = i - 1024;
 			unsigned long long req = 16 + (j * 7919) % 4000;
 
-			write_event(cpu[(i >> 1) & 1], false, KMEMTRACE_TYPE_KMALLOC, seq,
-				    STORM_FREE_SITE + 16 * (j % 64),
-				    STORM_PTR + 4096 * (j % 1048576), 0, 0, 1000ULL * seq,
-				    STORM_CACHE + ((req + 63) & ~63ULL));
+			put_raw(cpu[storm_cpu(ncpus)], buf,
+				encode_event(buf, false, KMEMTRACE_TYPE_KMALLOC, seq,
+					     STORM_FREE_SITE + 16 * (j % 64),
+					     STORM_PTR + 4096 * (j % 1048576), 0, 0, 1000ULL * seq,
+					     STORM_CACHE + ((req + 63) & ~63ULL)));
 			seq++;
 		}
 	}
@@ -171,14 +243,15 @@ static int storm(const char *dir, FILE **cpu, long long pairs)
 
 int main(int argc, char **argv)
 {
-	FILE *cpu[MAX_CPUS] = { NULL }, *meta, *syms = NULL;
+	static FILE *cpu[MAX_STORM_CPUS];
+	FILE *meta, *syms = NULL;
 	char line[512], path[4096];
 	const char *dir;
 	int seq = 0, ncpus = 0, lineno = 0, i, a;
 	long long pairs = -1;
-	int word_size = 64;
+	int word_size = 64, storm_cpus = 2;
 
-	while ((i = getopt(argc, argv, "1sw:n:")) != -1) {
+	while ((i = getopt(argc, argv, "1sw:n:c:")) != -1) {
 		switch (i) {
 		case '1':
 			abi1 = true;
@@ -192,15 +265,19 @@ int main(int argc, char **argv)
 		case 'n':
 			pairs = atoll(optarg);
 			break;
+		case 'c':
+			storm_cpus = atoi(optarg);
+			break;
 		default:
 			word_size = 0;	/* usage */
 			break;
 		}
 	}
 	a = optind;
-	if (a + 1 != argc || (pairs != -1 && pairs < 1) || (word_size != 32 && word_size != 64)) {
+	if (a + 1 != argc || (pairs != -1 && pairs < 1) || (word_size != 32 && word_size != 64) ||
+	    storm_cpus < 1 || storm_cpus > MAX_STORM_CPUS) {
 		fprintf(stderr, "usage: kmtgen [-1] [-s] [-w 32|64] DIR < SCENARIO | %s\n",
-			"kmtgen [-1] [-s] [-w 32|64] -n PAIRS DIR");
+			"kmtgen [-1] [-s] [-w 32|64] -n PAIRS [-c FILES] DIR");
 		return 2;
 	}
 	dir = argv[a];
@@ -209,10 +286,17 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	if (pairs > 0) {
-		cpu[0] = open_cpu(dir, 0);
-		cpu[1] = open_cpu(dir, 1);
-		ncpus = 2;
-		seq = storm(dir, cpu, pairs);
+		struct rlimit rl;
+
+		/* A file per CPU, all open at once. */
+		if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < (rlim_t)storm_cpus + 16) {
+			rl.rlim_cur = rl.rlim_max;
+			setrlimit(RLIMIT_NOFILE, &rl);
+		}
+		ncpus_hint = storm_cpus;
+		for (ncpus = 0; ncpus < storm_cpus; ncpus++)
+			cpu[ncpus] = open_cpu(dir, ncpus);
+		seq = storm(dir, cpu, ncpus, pairs);
 	}
 	while (pairs < 0 && fgets(line, sizeof(line), stdin)) {
 		char op[16], type[16], name[256], *cp;

@@ -99,6 +99,13 @@ static const char * const cases[] = {
 	"backseq",	/* cpu0's numbers go back */
 	"unknownfeat",	/* a feature id from a newer ABI: clean */
 	"nometa",	/* no meta file */
+	"abi0",		/* clean, but meta says abi_version 0 */
+	"missedcpu",	/* cpu1 not captured (missed_cpus cpu1): its events lost */
+	"dupkey",	/* meta says complete twice: corrupt */
+	"lostback",	/* end_lost_events < start_lost_events: corrupt */
+	"drainback",	/* drain_seq before start_seq: corrupt */
+	"endback",	/* end_seq before start_seq: corrupt */
+	"enddrain",	/* end_seq before drain_seq: corrupt */
 	"debugfs",	/* a fake debugfs directory for kmemtraced -d */
 	NULL
 };
@@ -195,15 +202,33 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	fprintf(meta, "# synthetic capture: %s\n", flaw);
-	fprintf(meta, "abi_version %d\n", KMEMTRACE_ABI_VERSION);
+	fprintf(meta, "abi_version %d\n", strcmp(flaw, "abi0") ? KMEMTRACE_ABI_VERSION : 0);
 	{
 		const __u16 one = 1;
 		bool little = *(const unsigned char *)&one;
 
 		fprintf(meta, "endianness %s\n", little != kmt_swap ? "little" : "big");
 	}
-	fprintf(meta, "word_size 64\nkernel_release synthetic\ncpus 2\ncpu_files cpu0 cpu1\n");
-	if (!strcmp(flaw, "complete") || !strcmp(flaw, "miscount")) {
+	fprintf(meta, "word_size 64\nkernel_release synthetic\ncpus 2\ncpu_files cpu0%s\n",
+		!strcmp(flaw, "missedcpu") ? "" : " cpu1");
+	if (!strcmp(flaw, "missedcpu")) {
+		fprintf(meta, "start_seq 0\nfinished 1\ndrain_seq %d\nend_seq %d\n", n, n);
+		fprintf(meta, "missed_cpus cpu1\ncomplete 0\nstopped 1\n");
+	} else if (!strcmp(flaw, "dupkey")) {
+		fprintf(meta, "complete 0\ncomplete 1\n");
+	} else if (!strcmp(flaw, "lostback")) {
+		fprintf(meta, "start_seq 0\nend_seq %d\n", n);
+		fprintf(meta, "start_lost_events 10\nend_lost_events 9\ncomplete 0\n");
+	} else if (!strcmp(flaw, "drainback")) {
+		/* 32-bit wrapping: 4294967290 is 6 before 0. */
+		fprintf(meta, "start_seq 0\nfinished 1\ndrain_seq 4294967290\nend_seq %d\n", n);
+		fprintf(meta, "complete 0\nstopped 1\n");
+	} else if (!strcmp(flaw, "endback")) {
+		fprintf(meta, "start_seq 50\nend_seq 40\ncomplete 0\nstopped 1\n");
+	} else if (!strcmp(flaw, "enddrain")) {
+		fprintf(meta, "start_seq 0\nfinished 1\ndrain_seq %d\nend_seq 90\n", n);
+		fprintf(meta, "complete 0\nstopped 1\n");
+	} else if (!strcmp(flaw, "complete") || !strcmp(flaw, "miscount")) {
 		fprintf(meta, "start_seq 0\nend_seq %d\n", n);
 		fprintf(meta, "start_lost_events 10\nend_lost_events %d\n",
 			10 + lost - !strcmp(flaw, "miscount"));

@@ -20,13 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static double now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e9 + ts.tv_nsec;
-}
+#include "kmt_util.h"
 
 static int cmp(const void *a, const void *b)
 {
@@ -37,7 +31,7 @@ static int cmp(const void *a, const void *b)
 
 static double pipes(long n)
 {
-	double t0 = now_ns();
+	double t0 = kmt_mono_ns();
 	int fd[2];
 	long i;
 
@@ -49,12 +43,12 @@ static double pipes(long n)
 		close(fd[0]);
 		close(fd[1]);
 	}
-	return (now_ns() - t0) / n;
+	return (kmt_mono_ns() - t0) / n;
 }
 
 static double spin(long n)
 {
-	double t0 = now_ns();
+	double t0 = kmt_mono_ns();
 	unsigned long x = 1;
 	long i;
 
@@ -63,7 +57,7 @@ static double spin(long n)
 		/* Keep the loop: the compiler cannot see what this does. */
 		__asm__ __volatile__("" : "+r" (x));
 	}
-	return (now_ns() - t0) / n;
+	return (kmt_mono_ns() - t0) / n;
 }
 
 int main(int argc, char **argv)

@@ -4,8 +4,13 @@
  * debugfs kmemtrace/alloc_selftest, captured with kmemtraced and checked
  * event by event (call site, pointer, sizes, GFP flags, node, context,
  * alloc/free pairing), the capture checked by kmemtrace-check, loss
- * accounted exactly, and the control files.
+ * accounted exactly, the tools' exit statuses, and the control files.
+ *
+ * Needs root. Skips, saying why, on a kernel without CONFIG_KMEMTRACE;
+ * fails without the files the kselftests' config asks for (kmt_util.h).
+ * The tools are the ones built beside this test, never ones from PATH.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -24,10 +29,9 @@
 #include "../kselftest_harness.h"
 #include "alloc_report.h"
 #include "ksyms.h"
-#include "../../../kmemtrace/kmt_events.h"
+#include "kmt_events.h"
 #include "kmt_util.h"
 
-#define KMT_DIR		"/sys/kernel/debug/kmemtrace"
 /* ABI 2, pages: the header, then time (3 + 8), pid (3 + 4), context (3 + 1). */
 #define KMT_FREE_EVENT_SIZE	(KMT_HDR_SIZE + 11 + 7 + 4)
 /* ABI 2, pages: the header, the allocation fields, time, pid, node (3 + 4), context. */
@@ -38,73 +42,7 @@
 #define KMT_ST_CACHE_NAME	"kmemtrace_selftest"
 #define TRIGGER		KMT_DIR "/alloc_selftest"
 
-static char tool_dir[PATH_MAX - 64];
-
-/* The tools built beside this test, else the ones on PATH. */
-static const char *tool(const char *name, char *buf, size_t len)
-{
-	snprintf(buf, len, "%s/%s", tool_dir, name);
-	if (!access(buf, X_OK))
-		return buf;
-	snprintf(buf, len, "%s", name);
-	return buf;
-}
-
-static void find_tools(void)
-{
-	ssize_t n = readlink("/proc/self/exe", tool_dir, sizeof(tool_dir) - 1);
-	char *slash;
-
-	tool_dir[n > 0 ? n : 0] = '\0';
-	slash = strrchr(tool_dir, '/');
-	if (slash)
-		*slash = '\0';
-}
-
-static char *read_file(const char *path, size_t *lenp)
-{
-	size_t cap = 65536, len = 0;
-	char *buf = malloc(cap + 1);
-	int fd = open(path, O_RDONLY);
-	ssize_t n;
-
-	if (fd < 0 || !buf) {
-		free(buf);
-		if (fd >= 0)
-			close(fd);
-		return NULL;
-	}
-	while ((n = read(fd, buf + len, cap - len)) > 0) {
-		len += n;
-		if (len == cap) {
-			cap *= 2;
-			buf = realloc(buf, cap + 1);
-			if (!buf)
-				break;
-		}
-	}
-	close(fd);
-	if (!buf)
-		return NULL;
-	buf[len] = '\0';
-	if (lenp)
-		*lenp = len;
-	return buf;
-}
-
 #define CPU1_ONLINE "/sys/devices/system/cpu/cpu1/online"
-
-static int write_str(const char *path, const char *s)
-{
-	int fd = open(path, O_WRONLY);
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	n = write(fd, s, strlen(s));
-	close(fd);
-	return n == (ssize_t)strlen(s) ? 0 : -errno;
-}
 
 static const struct cache_line *find_cache(const struct cache_line *c, size_t n,
 					   unsigned long long id)
@@ -163,45 +101,83 @@ static int cmp_event(const void *a, const void *b)
 	return kmt_seq_after(y->seq, x->seq) ? -1 : x->seq != y->seq;
 }
 
+/*
+ * Every event of every cpu<n> file of the capture @dir (whatever the CPU
+ * numbers), ordered by sequence number; NULL, saying why, if a file
+ * cannot be read or holds an event that does not decode.
+ */
 static struct kmt_event *load_events(const char *dir, size_t *n)
 {
-	struct kmt_event *ev = NULL;
+	struct kmt_event *ev = NULL, *nev;
 	size_t cap = 0;
-	int cpu;
+	struct dirent *de;
+	DIR *d = opendir(dir);
+	int files = 0;
 
 	*n = 0;
-	for (cpu = 0; cpu < 64; cpu++) {
+	if (!d) {
+		ksft_print_msg("%s: %s\n", dir, strerror(errno));
+		return NULL;
+	}
+	while ((de = readdir(d))) {
 		char path[PATH_MAX];
 		size_t len, off = 0;
 		unsigned char *buf;
+		const char *why;
+		unsigned int cpu;
+		int end = 0;
 
-		snprintf(path, sizeof(path), "%s/cpu%d", dir, cpu);
-		buf = (unsigned char *)read_file(path, &len);
-		if (!buf)
+		if (sscanf(de->d_name, "cpu%u%n", &cpu, &end) != 1 || de->d_name[end])
 			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		buf = (unsigned char *)kmt_read_file(path, &len);
+		if (!buf) {
+			ksft_print_msg("%s: %s\n", path, strerror(errno));
+			goto fail;
+		}
+		files++;
 		while (off < len) {
 			if (*n == cap) {
 				cap = cap ? cap * 2 : 65536;
-				ev = realloc(ev, cap * sizeof(*ev));
-				if (!ev)
-					return NULL;
+				nev = realloc(ev, cap * sizeof(*ev));
+				if (!nev) {
+					free(buf);
+					goto fail;
+				}
+				ev = nev;
 			}
-			if (kmt_decode(buf + off, len - off, false, &ev[*n]))
-				break;
+			why = kmt_decode(buf + off, len - off, false, &ev[*n]);
+			if (why) {
+				ksft_print_msg("%s: offset %zu: %s\n", path, off, why);
+				free(buf);
+				goto fail;
+			}
 			off += ev[*n].size;
 			(*n)++;
 		}
 		free(buf);
 	}
-	if (ev)
+	closedir(d);
+	if (!files) {
+		ksft_print_msg("%s: no cpu<n> file\n", dir);
+		free(ev);
+		return NULL;
+	}
+	if (!ev)
+		ev = calloc(1, sizeof(*ev));
+	else
 		qsort(ev, *n, sizeof(*ev), cmp_event);
 	return ev;
+fail:
+	closedir(d);
+	free(ev);
+	return NULL;
 }
 
 /* A "key value" line of a file: a capture's meta, or kmemtrace/stats. */
 static int key_value(const char *path, const char *key, unsigned long long *v)
 {
-	char *text = read_file(path, NULL), *line, *save;
+	char *text = kmt_read_file(path, NULL), *line, *save;
 	size_t kl = strlen(key);
 	int ret = -1;
 
@@ -229,7 +205,7 @@ static unsigned long long stat_of(const char *key)
 /* debugfs kmemtrace/total_overruns, or ~0 if it cannot be read. */
 static unsigned long long overrun_bytes(void)
 {
-	char *s = read_file(KMT_DIR "/total_overruns", NULL);
+	char *s = kmt_read_file(KMT_DIR "/total_overruns", NULL);
 	unsigned long long v = s ? strtoull(s, NULL, 10) : ~0ULL;
 
 	free(s);
@@ -249,23 +225,22 @@ FIXTURE_SETUP(alloc)
 
 	self->dir[0] = '\0';
 	self->daemon = 0;
-	if (access(TRIGGER, W_OK))
-		SKIP(return, "%s: %s (needs CONFIG_KMEMTRACE_ALLOC_SELFTEST and root)",
-		     TRIGGER, strerror(errno));
-	find_tools();
-	s = read_file(KMT_DIR "/enable", NULL);
+	KMT_NEED_KMEMTRACE();
+	KMT_REQUIRE(KMT_DIR "/enable", "CONFIG_KMEMTRACE_ALLOC");
+	KMT_REQUIRE(TRIGGER, "CONFIG_KMEMTRACE_ALLOC_SELFTEST");
+	s = kmt_read_file(KMT_DIR "/enable", NULL);
 	ASSERT_NE(NULL, s);
 	snprintf(self->enable, sizeof(self->enable), "%s", s);
 	free(s);
-	s = read_file(KMT_DIR "/mask", NULL);
+	s = kmt_read_file(KMT_DIR "/mask", NULL);
 	ASSERT_NE(NULL, s);
 	snprintf(self->mask, sizeof(self->mask), "%s", s);
 	free(s);
 	/* The first enable allocates the buffers and makes the cpu<n> files. */
-	ASSERT_EQ(0, write_str(KMT_DIR "/enable", "1"));
-	ASSERT_EQ(0, write_str(KMT_DIR "/enable", "0"));
+	ASSERT_EQ(0, kmt_write_str(KMT_DIR "/enable", "1"));
+	ASSERT_EQ(0, kmt_write_str(KMT_DIR "/enable", "0"));
 	/* Drain what earlier tests or the boot left, so as not to mix it in. */
-	ASSERT_EQ(0, kmt_run("for f in " KMT_DIR "/cpu*; do cat $f > /dev/null; done"));
+	ASSERT_EQ(0, kmt_run("for f in " KMT_DIR "/cpu*; do cat $f > /dev/null || exit 1; done"));
 	snprintf(self->dir, sizeof(self->dir), "/tmp/alloc_test.XXXXXX");
 	ASSERT_NE(NULL, mkdtemp(self->dir));
 }
@@ -278,41 +253,63 @@ FIXTURE_TEARDOWN(alloc)
 	}
 	/* A hotplug test that failed half-way leaves no CPU offline. */
 	if (!access(CPU1_ONLINE, W_OK))
-		write_str(CPU1_ONLINE, "1");
-	write_str(KMT_DIR "/mask", self->mask);
-	write_str(KMT_DIR "/enable", self->enable);
+		kmt_write_str(CPU1_ONLINE, "1");
+	kmt_write_str(KMT_DIR "/mask", self->mask);
+	kmt_write_str(KMT_DIR "/enable", self->enable);
 	if (self->dir[0])
 		kmt_run("rm -rf %s", self->dir);
 }
 
-/* Starts kmemtraced -e on DIR/cap and waits until tracing is on. */
-static pid_t start_capture(struct __test_metadata *_metadata, const char *dir,
-			   const char *seconds)
+/*
+ * Starts kmemtraced -e on DIR/cap, its pid in *@daemon (for the teardown
+ * to stop), and waits until tracing is on: fails if it is not within 5 s.
+ * With @seconds NULL it runs until stop_capture(): a capture timed with -t
+ * would race the workload, which under QEMU's TCG may take longer than it.
+ */
+static void start_capture(struct __test_metadata *_metadata, const char *dir,
+			  const char *seconds, pid_t *daemon)
 {
 	char bin[PATH_MAX], out[PATH_MAX], log[PATH_MAX];
+	bool on = false;
 	int tries;
 	pid_t pid;
 
 	snprintf(out, sizeof(out), "%s/cap", dir);
 	snprintf(log, sizeof(log), "%s/kmemtraced.out", dir);
-	tool("kmemtraced", bin, sizeof(bin));
+	KMT_TOOL(bin, "kmemtraced");
 	pid = fork();
+	ASSERT_LE(0, pid);
 	if (!pid) {
 		if (!freopen(log, "w", stdout) || dup2(1, 2) < 0)
 			_exit(127);
-		execlp(bin, bin, "-e", "-q", "-t", seconds, "-o", out, (char *)NULL);
+		if (seconds)
+			execl(bin, bin, "-e", "-q", "-t", seconds, "-o", out, (char *)NULL);
+		else
+			execl(bin, bin, "-e", "-q", "-o", out, (char *)NULL);
 		_exit(127);
 	}
-	for (tries = 0; pid > 0 && tries < 100; tries++) {
-		char *s = read_file(KMT_DIR "/enable", NULL);
-		bool on = s && s[0] == '1';
+	*daemon = pid;
+	for (tries = 0; !on && tries < 100; tries++) {
+		char *s = kmt_read_file(KMT_DIR "/enable", NULL);
 
+		on = s && s[0] == '1';
 		free(s);
-		if (on)
-			break;
-		usleep(50000);
+		if (!on)
+			usleep(50000);
 	}
-	return pid;
+	ASSERT_TRUE(on) kmt_run("echo '# kmemtraced did not turn tracing on:'; cat %s >&2", log);
+}
+
+/*
+ * Stops the capture started by start_capture() once the workload is done:
+ * the first SIGINT turns tracing off and drains the buffers, as the end of
+ * a timed capture would. Its wait status in *@status.
+ */
+static void stop_capture(struct __test_metadata *_metadata, pid_t *daemon, int *status)
+{
+	ASSERT_EQ(0, kill(*daemon, SIGINT));
+	ASSERT_EQ(*daemon, waitpid(*daemon, status, 0));
+	*daemon = 0;
 }
 
 /*
@@ -357,6 +354,18 @@ static struct fn_total *fn_total(struct fn_total *t, size_t *n, size_t cap, cons
 }
 
 /*
+ * kmemtrace-report's exit status when it wrote its report: 0, or 1 when
+ * the capture shows what it counts as allocation errors (a free of
+ * something allocated before the capture began: kmt_cli.h). Both are a
+ * report, which the tests then read; 2 (usage, I/O) and 3 (corrupt
+ * input) are not.
+ */
+static bool report_written(int rc)
+{
+	return rc == KMT_EXIT_OK || rc == KMT_EXIT_DATA;
+}
+
+/*
  * The report's row for the trigger's kmem_cache, named from the
  * capture's caches file: its allocations and frees are the trigger's
  * kmem_cache ones, exactly (nothing else uses that cache).
@@ -366,7 +375,7 @@ static void check_report_cache(struct __test_metadata *_metadata, const char *ca
 {
 	unsigned long long allocs = 0, frees = 0, req = 0, got_allocs, got_frees, got_req;
 	char path[PATH_MAX], line[1024];
-	int found = 0;
+	int found = 0, rc;
 	size_t i;
 	FILE *f;
 
@@ -378,8 +387,9 @@ static void check_report_cache(struct __test_metadata *_metadata, const char *ca
 		req += want[i].req;
 	}
 	ASSERT_LT(0ULL, allocs);
-	ASSERT_EQ(0, kmt_run("%s --format=json --top=-1 %s > %s/report.json 2>&1",
-			     tool("kmemtrace-report", path, sizeof(path)), cap, dir));
+	KMT_TOOL(path, "kmemtrace-report");
+	rc = kmt_run("%s --format=json --top=-1 %s > %s/report.json 2>&1", path, cap, dir);
+	ASSERT_TRUE(report_written(rc)) TH_LOG("kmemtrace-report --format=json: exit %d", rc);
 	snprintf(path, sizeof(path), "%s/report.json", dir);
 	f = fopen(path, "r");
 	ASSERT_NE(NULL, f);
@@ -410,14 +420,17 @@ static void check_report_cache(struct __test_metadata *_metadata, const char *ca
 static void check_report(struct __test_metadata *_metadata, const char *cap, const char *dir,
 			 const struct fn_total *want, size_t nwant, struct fn_total *star)
 {
-	static const char * const types[] = { "kmalloc", "cache", "pages" };
+	static const char * const types[] = { "kmalloc", "kmem_cache", "pages" };
 	struct fn_total got[64];
 	char path[PATH_MAX], line[512];
 	size_t ngot = 0, i;
 	FILE *f;
+	int rc;
 
-	ASSERT_EQ(0, kmt_run("%s --format=csv --top=-1 --site=kmt_st_ %s > %s/report.csv 2>&1",
-			     tool("kmemtrace-report", path, sizeof(path)), cap, dir));
+	KMT_TOOL(path, "kmemtrace-report");
+	rc = kmt_run("%s --format=csv --top=-1 --site=kmt_st_ %s > %s/report.csv 2>&1", path, cap,
+		     dir);
+	ASSERT_TRUE(report_written(rc)) TH_LOG("kmemtrace-report --format=csv: exit %d", rc);
 	snprintf(path, sizeof(path), "%s/report.csv", dir);
 	f = fopen(path, "r");
 	ASSERT_NE(NULL, f);
@@ -435,6 +448,9 @@ static void check_report(struct __test_metadata *_metadata, const char *cap, con
 		*plus = '\0';
 		for (ty = 0; ty < ARRAY_SIZE(types) && strcmp(type, types[ty]); ty++)
 			;
+		/* "cache": the kmem_cache type's name in earlier reports. */
+		if (!strcmp(type, "cache"))
+			ty = KMEMTRACE_TYPE_CACHE;
 		t = fn_total(got, &ngot, ARRAY_SIZE(got), sym, ty);
 		ASSERT_NE(NULL, t);
 		t->allocs += allocs;
@@ -519,15 +535,14 @@ TEST_F_TIMEOUT(alloc, selftest_events_exact, 120)
 	int status, checked = 0;
 	unsigned long long first;
 
-	self->daemon = start_capture(_metadata, self->dir, "3");
-	ASSERT_LT(0, self->daemon);
+	start_capture(_metadata, self->dir, NULL, &self->daemon);
 	/* Only what comes after: this task allocated before, too. */
 	first = stat_of("events");
-	ASSERT_EQ(0, write_str(TRIGGER, "run"));
-	ASSERT_EQ(self->daemon, waitpid(self->daemon, &status, 0));
-	self->daemon = 0;
+	ASSERT_NE(~0ULL, first) TH_LOG("no events line in %s/stats", KMT_DIR);
+	ASSERT_EQ(0, kmt_write_str(TRIGGER, "run"));
+	stop_capture(_metadata, &self->daemon, &status);
 	ASSERT_TRUE(WIFEXITED(status));
-	EXPECT_EQ(0, WEXITSTATUS(status));
+	EXPECT_EQ(KMT_EXIT_OK, WEXITSTATUS(status)) TH_LOG("kmemtraced: events lost, or worse");
 
 	snprintf(cap, sizeof(cap), "%s/cap", self->dir);
 	snprintf(path, sizeof(path), "%s/kallsyms", cap);
@@ -539,7 +554,7 @@ TEST_F_TIMEOUT(alloc, selftest_events_exact, 120)
 	ASSERT_NE(NULL, caches);
 	ev = load_events(cap, &nev);
 	ASSERT_NE(NULL, ev);
-	report = read_file(TRIGGER, NULL);
+	report = kmt_read_file(TRIGGER, NULL);
 	ASSERT_NE(NULL, report);
 	whole = strdup(report);
 	ASSERT_NE(NULL, whole);
@@ -658,9 +673,10 @@ TEST_F_TIMEOUT(alloc, selftest_events_exact, 120)
 	free(syms);
 	free(caches);
 
-	EXPECT_EQ(0, kmt_run("%s %s > %s/check.out 2>&1",
-			     tool("kmemtrace-check", path, sizeof(path)), cap, self->dir));
-	EXPECT_EQ(0, kmt_run("grep -qx CLEAN %s/check.out", self->dir));
+	KMT_TOOL(path, "kmemtrace-check");
+	EXPECT_EQ(KMT_EXIT_OK, kmt_run("%s %s > %s/check.out 2>&1", path, cap, self->dir));
+	EXPECT_EQ(0, kmt_run("grep -qx CLEAN %s/check.out", self->dir))
+		kmt_run("cat %s/check.out >&2", self->dir);
 	check_report(_metadata, cap, self->dir, want, nwant, &star);
 }
 
@@ -671,7 +687,7 @@ TEST_F_TIMEOUT(alloc, selftest_events_exact, 120)
  */
 TEST_F_TIMEOUT(alloc, overruns_accounted_exactly, 120)
 {
-	unsigned long long l0, l1, kept = 0;
+	unsigned long long l0, l1, ovr, lost_bytes, kept = 0;
 	unsigned long long start, end, start_lost, end_lost, start_bytes, end_bytes;
 	char cap[64], bin[PATH_MAX], path[PATH_MAX];
 	struct kmt_event *ev;
@@ -679,27 +695,31 @@ TEST_F_TIMEOUT(alloc, overruns_accounted_exactly, 120)
 	int status;
 
 	/* kmalloc events only: each is an allocation or a free of known size. */
-	ASSERT_EQ(0, write_str(KMT_DIR "/mask", "0x10000"));
+	ASSERT_EQ(0, kmt_write_str(KMT_DIR "/mask", "0x10000"));
 	/*
 	 * A complete capture (-e) whose readers are stopped while a storm
 	 * fills the buffers: they overrun, and the capture must account
 	 * for every event numbered in it.
 	 */
-	self->daemon = start_capture(_metadata, self->dir, "3");
-	ASSERT_LT(0, self->daemon);
+	start_capture(_metadata, self->dir, NULL, &self->daemon);
 	ASSERT_EQ(0, kill(self->daemon, SIGSTOP));
 	l0 = stat_of("lost_events");
-	ASSERT_EQ(0, write_str(TRIGGER, "storm 200000"));
+	ASSERT_NE(~0ULL, l0) TH_LOG("no lost_events line in %s/stats", KMT_DIR);
+	ASSERT_EQ(0, kmt_write_str(TRIGGER, "storm 200000"));
 	l1 = stat_of("lost_events");
 	ASSERT_EQ(0, kill(self->daemon, SIGCONT));
-	ASSERT_EQ(self->daemon, waitpid(self->daemon, &status, 0));
-	self->daemon = 0;
+	stop_capture(_metadata, &self->daemon, &status);
 	ASSERT_LT(l0, l1) TH_LOG("a 400000-event storm did not overrun the buffers");
 	/* kmemtraced says events were lost. */
 	ASSERT_TRUE(WIFEXITED(status));
-	EXPECT_EQ(1, WEXITSTATUS(status));
+	EXPECT_EQ(KMT_EXIT_DATA, WEXITSTATUS(status));
 	/* Tracing is off: total_overruns is the bytes lost, as stats says. */
-	EXPECT_EQ(overrun_bytes(), stat_of("lost_bytes"));
+	ovr = overrun_bytes();
+	lost_bytes = stat_of("lost_bytes");
+	EXPECT_NE(~0ULL, ovr) TH_LOG("%s/total_overruns cannot be read", KMT_DIR);
+	EXPECT_NE(~0ULL, lost_bytes) TH_LOG("no lost_bytes line in %s/stats", KMT_DIR);
+	EXPECT_EQ(ovr, lost_bytes);
+	EXPECT_LT(0ULL, lost_bytes);
 
 	snprintf(cap, sizeof(cap), "%s/cap", self->dir);
 	snprintf(path, sizeof(path), "%s/meta", cap);
@@ -709,6 +729,7 @@ TEST_F_TIMEOUT(alloc, overruns_accounted_exactly, 120)
 	ASSERT_EQ(0, key_value(path, "end_lost_events", &end_lost));
 	ASSERT_EQ(0, key_value(path, "start_lost_bytes", &start_bytes));
 	ASSERT_EQ(0, key_value(path, "end_lost_bytes", &end_bytes));
+	/* The capture records at least what the kernel counted lost during the storm. */
 	EXPECT_LE(l1 - l0, end_lost - start_lost);
 	/* Each lost event counts its own size: a free's or an allocation's. */
 	EXPECT_LE((end_lost - start_lost) * KMT_FREE_EVENT_SIZE, end_bytes - start_bytes);
@@ -725,8 +746,8 @@ TEST_F_TIMEOUT(alloc, overruns_accounted_exactly, 120)
 	EXPECT_LT(0ULL, kept);
 
 	/* The checker finds exactly those, and agrees with the kernel. */
-	EXPECT_EQ(1, kmt_run("%s %s > %s/check.out 2>&1", tool("kmemtrace-check", bin, sizeof(bin)),
-			     cap, self->dir));
+	KMT_TOOL(bin, "kmemtrace-check");
+	EXPECT_EQ(KMT_EXIT_DATA, kmt_run("%s %s > %s/check.out 2>&1", bin, cap, self->dir));
 	EXPECT_EQ(0, kmt_run("grep -qx 'LOSSY: %llu events lost' %s/check.out",
 			     end_lost - start_lost, self->dir))
 		TH_LOG("the kernel lost %llu", end_lost - start_lost);
@@ -740,7 +761,7 @@ static unsigned long long count_pid(const char *path, pid_t pid)
 {
 	unsigned long long n = 0;
 	size_t len, off = 0;
-	unsigned char *buf = (unsigned char *)read_file(path, &len);
+	unsigned char *buf = (unsigned char *)kmt_read_file(path, &len);
 	struct kmt_event e;
 
 	while (buf && off < len && !kmt_decode(buf + off, len - off, false, &e)) {
@@ -762,15 +783,14 @@ TEST_F_TIMEOUT(alloc, cpu_hotplug_mid_capture, 120)
 	int status;
 	pid_t child;
 
-	if (access(CPU1_ONLINE, W_OK))
-		SKIP(return, "no CPU 1 that can go offline (" CPU1_ONLINE ": %s)",
-		     strerror(errno));
-	ASSERT_EQ(0, write_str(KMT_DIR "/mask", "0x10000"));
-	self->daemon = start_capture(_metadata, self->dir, "4");
-	ASSERT_LT(0, self->daemon);
-	ASSERT_EQ(0, write_str(CPU1_ONLINE, "0"));
+	if (sysconf(_SC_NPROCESSORS_CONF) < 2)
+		SKIP(return, "one CPU: no CPU 1 to take offline");
+	KMT_REQUIRE(CPU1_ONLINE, "CONFIG_HOTPLUG_CPU");
+	ASSERT_EQ(0, kmt_write_str(KMT_DIR "/mask", "0x10000"));
+	start_capture(_metadata, self->dir, NULL, &self->daemon);
+	ASSERT_EQ(0, kmt_write_str(CPU1_ONLINE, "0"));
 	usleep(300000);
-	ASSERT_EQ(0, write_str(CPU1_ONLINE, "1"));
+	ASSERT_EQ(0, kmt_write_str(CPU1_ONLINE, "1"));
 	usleep(300000);
 	/* 1000 kmalloc/kfree pairs on CPU 1, after it came back. */
 	child = fork();
@@ -778,24 +798,25 @@ TEST_F_TIMEOUT(alloc, cpu_hotplug_mid_capture, 120)
 	if (!child) {
 		CPU_ZERO(&set);
 		CPU_SET(1, &set);
-		if (sched_setaffinity(0, sizeof(set), &set) || write_str(TRIGGER, "storm 1000"))
+		if (sched_setaffinity(0, sizeof(set), &set))
 			_exit(1);
-		_exit(0);
+		_exit(kmt_write_str(TRIGGER, "storm 1000") ? 2 : 0);
 	}
 	ASSERT_EQ(child, waitpid(child, &status, 0));
-	ASSERT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
-	ASSERT_EQ(self->daemon, waitpid(self->daemon, &status, 0));
-	self->daemon = 0;
+	/* 1: not on CPU 1, 2: the storm failed */
+	ASSERT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status)) TH_LOG("child: status %#x", status);
+	stop_capture(_metadata, &self->daemon, &status);
 	ASSERT_TRUE(WIFEXITED(status));
-	EXPECT_EQ(0, WEXITSTATUS(status));
+	EXPECT_EQ(KMT_EXIT_OK, WEXITSTATUS(status));
 
 	snprintf(cap, sizeof(cap), "%s/cap", self->dir);
 	snprintf(path, sizeof(path), "%s/cpu1", cap);
 	/* The storm's 2000, and whatever else the child allocated. */
 	EXPECT_LE(2000ULL, count_pid(path, child));
-	EXPECT_EQ(0, kmt_run("%s %s > %s/check.out 2>&1", tool("kmemtrace-check", bin, sizeof(bin)),
-			     cap, self->dir));
-	EXPECT_EQ(0, kmt_run("grep -qx CLEAN %s/check.out", self->dir));
+	KMT_TOOL(bin, "kmemtrace-check");
+	EXPECT_EQ(KMT_EXIT_OK, kmt_run("%s %s > %s/check.out 2>&1", bin, cap, self->dir));
+	EXPECT_EQ(0, kmt_run("grep -qx CLEAN %s/check.out", self->dir))
+		kmt_run("cat %s/check.out >&2", self->dir);
 }
 
 /* One (kind, call site, pointer, gfp) and what its events add up to. */
@@ -865,7 +886,7 @@ static long read_hist(const char *event, int kind, struct aggs *t)
 	long dropped = -1;
 
 	snprintf(path, sizeof(path), "/sys/kernel/tracing/events/kmem/%s/hist", event);
-	text = read_file(path, NULL);
+	text = kmt_read_file(path, NULL);
 	if (!text)
 		return -1;
 	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
@@ -919,7 +940,7 @@ static int xc_trace(int enable)
 		snprintf(path, sizeof(path), "/sys/kernel/tracing/events/kmem/%s/trigger",
 			 xc_events[i]);
 		snprintf(buf, sizeof(buf), "%s%s%s", enable ? "" : "!", triggers[i], filter);
-		if (write_str(path, buf) && enable)
+		if (kmt_write_str(path, buf) && enable)
 			ret = -1;
 	}
 	return ret;
@@ -949,31 +970,36 @@ TEST_F_TIMEOUT(alloc, crosscheck_ftrace, 120)
 
 	if (access("/sys/kernel/tracing/events", F_OK))
 		mount("nodev", "/sys/kernel/tracing", "tracefs", 0, NULL);
-	if (access("/sys/kernel/tracing/events/kmem/kmalloc/hist", R_OK))
-		SKIP(return, "no hist file for kmem:kmalloc (needs CONFIG_HIST_TRIGGERS)");
+	KMT_REQUIRE("/sys/kernel/tracing/events/kmem/kmalloc", "CONFIG_FTRACE");
+	KMT_REQUIRE("/sys/kernel/tracing/events/kmem/kmalloc/hist", "CONFIG_HIST_TRIGGERS");
 	ASSERT_EQ(0, pipe(go));
 	ASSERT_EQ(0, pipe(done));
 	w = fork();
 	ASSERT_LE(0, w);
 	if (!w) {
-		/* The workload: allocations of every kind, from this task. */
+		int bad = 0;
+
+		/*
+		 * The workload: allocations of every kind, from this task.
+		 * Exits 0, or with the bits of what failed: 1 the pipes,
+		 * 2 "run", 4 the storm.
+		 */
 		if (read(go[0], &c, 1) != 1)
 			_exit(1);
-		write_str(TRIGGER, "run");
-		write_str(TRIGGER, "storm 2000");
-		free(read_file("/proc/self/status", NULL));
-		free(read_file(KMT_DIR "/stats", NULL));
+		bad |= kmt_write_str(TRIGGER, "run") ? 2 : 0;
+		bad |= kmt_write_str(TRIGGER, "storm 2000") ? 4 : 0;
+		free(kmt_read_file("/proc/self/status", NULL));
+		free(kmt_read_file(KMT_DIR "/stats", NULL));
 		if (write(done[1], &c, 1) != 1)
 			_exit(1);
 		(void)!read(go[0], &c, 1);
-		_exit(0);
+		_exit(bad);
 	}
 	/* The hist maps allocate thousands of entries: before kmemtrace runs. */
 	snprintf(buf, sizeof(buf), "%d", w);
-	ASSERT_EQ(0, write_str("/sys/kernel/tracing/set_event_pid", buf));
+	ASSERT_EQ(0, kmt_write_str("/sys/kernel/tracing/set_event_pid", buf));
 	ASSERT_EQ(0, xc_trace(1)) TH_LOG("cannot set the hist triggers");
-	self->daemon = start_capture(_metadata, self->dir, "60");
-	ASSERT_LT(0, self->daemon);
+	start_capture(_metadata, self->dir, "60", &self->daemon);
 	ASSERT_EQ(1, write(go[1], &c, 1));
 	ASSERT_EQ(1, read(done[0], &c, 1));
 	/* The child is blocked: read what ftrace saw, then let it go. */
@@ -984,17 +1010,21 @@ TEST_F_TIMEOUT(alloc, crosscheck_ftrace, 120)
 	}
 	/* What the child does from here on (exiting) only kmemtrace sees. */
 	end = stat_of("events");
+	ASSERT_NE(~0ULL, end) TH_LOG("no events line in %s/stats", KMT_DIR);
 	/* kmemtraced stops tracing and drains, then the maps are freed. */
 	ASSERT_EQ(0, kill(self->daemon, SIGINT));
 	ASSERT_EQ(self->daemon, waitpid(self->daemon, &status, 0));
 	self->daemon = 0;
-	EXPECT_EQ(0, status) kmt_run("cat %s/kmemtraced.out " KMT_DIR "/stats >&2", self->dir);
+	/* The first SIGINT ends it as the end of the capture would: whole. */
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == KMT_EXIT_OK)
+		kmt_run("echo '# kmemtraced: status %#x'; cat %s/kmemtraced.out " KMT_DIR "/stats >&2",
+			status, self->dir);
 	xc_trace(0);
 	/* Only an open with O_TRUNC empties the list: leave ftrace as found. */
 	close(open("/sys/kernel/tracing/set_event_pid", O_WRONLY | O_TRUNC));
 	ASSERT_EQ(1, write(go[1], &c, 1));
 	ASSERT_EQ(w, waitpid(w, &status, 0));
-	EXPECT_EQ(0, status);
+	EXPECT_EQ(0, status) TH_LOG("the workload: status %#x", status);
 
 	snprintf(cap, sizeof(cap), "%s/cap", self->dir);
 	ev = load_events(cap, &nev);
@@ -1075,6 +1105,63 @@ TEST_F_TIMEOUT(alloc, crosscheck_ftrace, 120)
 	free(kt.a);
 }
 
+/*
+ * The tools' exit statuses (kmt_cli.h: 0 done and whole, 1 the data has
+ * a problem, 2 bad usage or I/O, 3 corrupt input) on a real capture:
+ * whole, cut short by a partial event at the end of cpu0, and absent;
+ * and for a bad option. Each checked on its own.
+ */
+TEST_F_TIMEOUT(alloc, tools_exit_statuses, 120)
+{
+	char check[PATH_MAX], report[PATH_MAX], daemon[PATH_MAX];
+	const char *d = self->dir;
+	unsigned long long mine = 0;
+	char cap[PATH_MAX];
+	struct kmt_event *ev;
+	size_t nev, i;
+	int status;
+
+	KMT_TOOL(check, "kmemtrace-check");
+	KMT_TOOL(report, "kmemtrace-report");
+	KMT_TOOL(daemon, "kmemtraced");
+	ASSERT_EQ(0, kmt_write_str(KMT_DIR "/mask", "0x10000"));
+	start_capture(_metadata, d, NULL, &self->daemon);
+	ASSERT_EQ(0, kmt_write_str(TRIGGER, "storm 100"));
+	stop_capture(_metadata, &self->daemon, &status);
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(KMT_EXIT_OK, WEXITSTATUS(status));
+	/* The storm's 100 kmalloc/kfree pairs are in it: not an empty capture. */
+	snprintf(cap, sizeof(cap), "%s/cap", d);
+	ev = load_events(cap, &nev);
+	ASSERT_NE(NULL, ev);
+	for (i = 0; i < nev; i++)
+		mine += ev[i].has_pid && ev[i].pid == getpid();
+	free(ev);
+	EXPECT_LE(200ULL, mine) TH_LOG("%zu events, %llu of this task's", nev, mine);
+	EXPECT_EQ(KMT_EXIT_OK, kmt_run("%s %s/cap > %s/check.out 2>&1", check, d, d))
+		kmt_run("cat %s/check.out >&2", d);
+	EXPECT_TRUE(report_written(kmt_run("%s %s/cap > /dev/null 2>&1", report, d)));
+
+	/* 7 bytes after the last event: less than an event header. */
+	ASSERT_EQ(0, kmt_run("cp -r %s/cap %s/bad", d, d));
+	ASSERT_EQ(0, kmt_run("printf garbage >> %s/bad/cpu0", d));
+	EXPECT_EQ(KMT_EXIT_CORRUPT, kmt_run("%s %s/bad > %s/bad.out 2>&1", check, d, d))
+		kmt_run("cat %s/bad.out >&2", d);
+	EXPECT_EQ(0, kmt_run("grep -q '^CORRUPT: ' %s/bad.out", d));
+	EXPECT_EQ(0, kmt_run("grep -q 'bad/cpu0: offset [0-9]*: truncated' %s/bad.out", d));
+	EXPECT_EQ(KMT_EXIT_CORRUPT, kmt_run("%s %s/bad > /dev/null 2>&1", report, d));
+
+	/* No capture there: an I/O error, not a corrupt one. */
+	EXPECT_EQ(KMT_EXIT_USAGE, kmt_run("%s %s/none > /dev/null 2>&1", check, d));
+	EXPECT_EQ(KMT_EXIT_USAGE, kmt_run("%s %s/none > /dev/null 2>&1", report, d));
+
+	/* Bad usage: the help on standard error, nothing done. */
+	EXPECT_EQ(KMT_EXIT_USAGE, kmt_run("%s --no-such-option %s/cap > /dev/null 2>&1", check, d));
+	EXPECT_EQ(KMT_EXIT_USAGE, kmt_run("%s --no-such-option %s/cap > /dev/null 2>&1", report,
+					  d));
+	EXPECT_EQ(KMT_EXIT_USAGE, kmt_run("%s --no-such-option > /dev/null 2>&1", daemon));
+}
+
 /* The control files: modes, bad writes refused, state unchanged. */
 TEST_F(alloc, control_files)
 {
@@ -1091,27 +1178,27 @@ TEST_F(alloc, control_files)
 	}
 	ASSERT_EQ(0, stat(KMT_DIR "/enable", &st));
 	EXPECT_EQ((mode_t)0600, st.st_mode & 07777);
-	s = read_file(KMT_DIR "/abi_version", NULL);
+	s = kmt_read_file(KMT_DIR "/abi_version", NULL);
 	ASSERT_NE(NULL, s);
 	EXPECT_EQ(KMEMTRACE_ABI_VERSION, atoi(s));
 	free(s);
 
-	EXPECT_EQ(-EINVAL, write_str(KMT_DIR "/enable", "2"));
-	EXPECT_EQ(-EINVAL, write_str(KMT_DIR "/enable", "yes please"));
-	s = read_file(KMT_DIR "/enable", NULL);
+	EXPECT_EQ(-EINVAL, kmt_write_str(KMT_DIR "/enable", "2"));
+	EXPECT_EQ(-EINVAL, kmt_write_str(KMT_DIR "/enable", "yes please"));
+	s = kmt_read_file(KMT_DIR "/enable", NULL);
 	ASSERT_NE(NULL, s);
 	EXPECT_STREQ("0\n", s);
 	free(s);
 
-	EXPECT_EQ(-EINVAL, write_str(KMT_DIR "/mask", "0x1"));
-	EXPECT_EQ(-EINVAL, write_str(KMT_DIR "/mask", "kmalloc"));
-	EXPECT_EQ(0, write_str(KMT_DIR "/mask", "0x10000"));
-	s = read_file(KMT_DIR "/mask", NULL);
+	EXPECT_EQ(-EINVAL, kmt_write_str(KMT_DIR "/mask", "0x1"));
+	EXPECT_EQ(-EINVAL, kmt_write_str(KMT_DIR "/mask", "kmalloc"));
+	EXPECT_EQ(0, kmt_write_str(KMT_DIR "/mask", "0x10000"));
+	s = kmt_read_file(KMT_DIR "/mask", NULL);
 	ASSERT_NE(NULL, s);
 	EXPECT_STREQ("0x10000\n", s);
 	free(s);
-	EXPECT_EQ(-EINVAL, write_str(KMT_DIR "/mask", "0x100000"));
-	s = read_file(KMT_DIR "/mask", NULL);
+	EXPECT_EQ(-EINVAL, kmt_write_str(KMT_DIR "/mask", "0x100000"));
+	s = kmt_read_file(KMT_DIR "/mask", NULL);
 	ASSERT_NE(NULL, s);
 	EXPECT_STREQ("0x10000\n", s);
 	free(s);

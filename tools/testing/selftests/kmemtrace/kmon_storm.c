@@ -38,15 +38,8 @@
 
 #include <linux/kmon.h>
 
-#include "../../../kmemtrace/kmon_log.h"
-
-static double now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e9 + ts.tv_nsec;
-}
+#include "kmon_log.h"
+#include "kmt_util.h"
 
 static int p2c[2], c2p[2];
 static pid_t main_tid, pong_tid;
@@ -66,7 +59,7 @@ static void *pong(void *arg)
 /* The mean time of @n round trips, in ns; exits on a pipe error. */
 static double roundtrips(long n)
 {
-	double t0 = now_ns();
+	double t0 = kmt_mono_ns();
 	char c = 1;
 	long i;
 
@@ -75,7 +68,7 @@ static double roundtrips(long n)
 			perror("kmon_storm: pipe");
 			exit(1);
 		}
-	return (now_ns() - t0) / n;
+	return (kmt_mono_ns() - t0) / n;
 }
 
 static void die(const char *what)
@@ -86,11 +79,12 @@ static void die(const char *what)
 
 static void write_file(const char *path, const char *val)
 {
-	int fd = open(path, O_WRONLY);
+	int ret = kmt_write_str(path, val);
 
-	if (fd < 0 || write(fd, val, strlen(val)) != (ssize_t)strlen(val))
+	if (ret) {
+		errno = -ret;
 		die(path);
-	close(fd);
+	}
 }
 
 #define SCHED_EVENTS	"/sys/kernel/tracing/events/sched/"
@@ -109,12 +103,8 @@ static void ftrace_events(const char *val)
 /* An exit on an error does not leave the events on for the next test. */
 static void event_off(const char *path)
 {
-	int fd = open(path, O_WRONLY);
-
-	if (fd < 0 || write(fd, "0", 1) != 1)
+	if (kmt_write_str(path, "0"))
 		fprintf(stderr, "kmon_storm: could not turn %s off\n", path);
-	if (fd >= 0)
-		close(fd);
 }
 
 static void ftrace_off_at_exit(void)

@@ -7,8 +7,10 @@
  * process, softirq, hard interrupt and NMI context through debugfs
  * kmemtrace/kmon_selftest, and the scheduler events.
  *
- * Needs root. Skips, saying why, on a kernel without CONFIG_KMON and
- * CONFIG_KMON_SELFTEST.
+ * Needs root. Skips, saying why, on a kernel without CONFIG_KMEMTRACE;
+ * fails without CONFIG_KMON and CONFIG_KMON_SELFTEST, which the
+ * kselftests' config asks for, unless /proc/config.gz says they are off
+ * (a skip: kmt_util.h).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -39,7 +41,7 @@
 #include <linux/ktr.h>
 
 #include "../kselftest_harness.h"
-#include "../../../kmemtrace/kmon_log.h"
+#include "kmon_log.h"
 #include "alloc_report.h"
 #include "ksyms.h"
 #include "kmt_util.h"
@@ -48,14 +50,6 @@
 #define KMON_TRIGGER	"/sys/kernel/debug/kmemtrace/kmon_selftest"
 /* A KMON_DT_TEST record of the trigger: header, type, context, sequence. */
 #define TEST_REC	(KMON_HDR_SIZE + 6)
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
 
 /* Write @cmd to the trigger; return its result line's fields. */
 static int trigger(const char *cmd, unsigned int *logged, int *ctx, int *error)
@@ -123,46 +117,30 @@ static ssize_t drain(int fd, unsigned char *buf, size_t cap)
 	return r < 0 ? -1 : (ssize_t)n;
 }
 
-static bool have_kmon(void)
-{
-	return access(KMON_DEV, F_OK) == 0 && access(KMON_TRIGGER, F_OK) == 0;
-}
-
-/* Why have_kmon() is false. */
-static const char *no_kmon(void)
-{
-	if (access("/sys/kernel/debug/kmemtrace", F_OK))
-		return "kernel without CONFIG_KMEMTRACE (no debugfs kmemtrace/)";
-	return "kernel without CONFIG_KMON and CONFIG_KMON_SELFTEST";
-}
+/*
+ * In a setup or a test: the device and its self-test trigger are there,
+ * or the test skips (no CONFIG_KMEMTRACE, not root, or /proc/config.gz
+ * says the option is off) or fails.
+ */
+#define KMON_NEED() do {							\
+	KMT_NEED_KMEMTRACE();							\
+	KMT_REQUIRE(KMON_DEV, "CONFIG_KMON");					\
+	KMT_REQUIRE(KMON_TRIGGER, "CONFIG_KMON_SELFTEST");			\
+} while (0)
 
 /* The value of a module parameter, without its newline. */
 static int read_param(const char *path, char *buf, size_t len)
 {
-	int fd = open(path, O_RDONLY);
-	ssize_t n;
-
-	if (fd < 0)
+	if (!kmt_read_text(path, buf, len))
 		return -errno;
-	n = read(fd, buf, len - 1);
-	close(fd);
-	if (n < 0)
-		return -errno;
-	buf[n] = '\0';
 	buf[strcspn(buf, "\n")] = '\0';
 	return 0;
 }
 
+/* Writes @s to @path opened with O_TRUNC (set_event_pid: the list emptied first). */
 static int write_file(const char *path, const char *s)
 {
-	int fd = open(path, O_WRONLY | O_TRUNC);
-	int ret;
-
-	if (fd < 0)
-		return -errno;
-	ret = write(fd, s, strlen(s)) < 0 ? -errno : 0;
-	close(fd);
-	return ret;
+	return kmt_write_flags(path, s, O_TRUNC);
 }
 
 /* Settings a test changed: the teardown puts them back, even after a failure. */
@@ -175,16 +153,9 @@ static unsigned int nr_saved;
 /* Write @val to @path, its value saved first for restore_saved(). */
 static int set_saved(const char *path, const char *val)
 {
-	int fd = open(path, O_RDONLY);
-	ssize_t n;
-
-	if (fd < 0 || nr_saved == ARRAY_SIZE(saved))
+	if (nr_saved == ARRAY_SIZE(saved) ||
+	    !kmt_read_text(path, saved[nr_saved].val, sizeof(saved[0].val)))
 		return -1;
-	n = read(fd, saved[nr_saved].val, sizeof(saved[0].val) - 1);
-	close(fd);
-	if (n < 0)
-		return -1;
-	saved[nr_saved].val[n] = '\0';
 	saved[nr_saved++].path = path;
 	return write_file(path, val);
 }
@@ -235,10 +206,7 @@ FIXTURE_SETUP(kmon)
 
 	self->fd = -1;
 	self->buf = NULL;
-	if (geteuid())
-		SKIP(return, "needs root");
-	if (!have_kmon())
-		SKIP(return, "%s", no_kmon());
+	KMON_NEED();
 	self->fd = open(KMON_DEV, O_RDONLY);
 	ASSERT_LE(0, self->fd) TH_LOG("open %s: %s", KMON_DEV, strerror(errno));
 	self->buf = malloc(64 << 20);
@@ -452,7 +420,7 @@ TEST_F(kmon, read_semantics)
 	n = read(self->fd, self->buf, TEST_REC + 5);
 	ASSERT_EQ(TEST_REC, n);
 	ASSERT_EQ(KMON_DT_TEST, self->buf[KMON_HDR_SIZE]);
-	ASSERT_EQ(0ULL, kmon_le(self->buf + KMON_HDR_SIZE + 2, 4));
+	ASSERT_EQ(0ULL, kmon_le(self->buf + KMON_HDR_SIZE + KMON_TB_SEQ, 4));
 	ASSERT_EQ(-1, read(self->fd, self->buf, TEST_REC - 1));
 	ASSERT_EQ(EINVAL, errno);
 	bad = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -473,8 +441,8 @@ TEST_F(kmon, read_semantics)
 	/* Nothing was consumed by the failed reads. */
 	ASSERT_EQ(0, ioctl(self->fd, KMON_STOP));
 	ASSERT_EQ(2 * TEST_REC, drain(self->fd, self->buf, 64 << 20));
-	ASSERT_EQ(1ULL, kmon_le(self->buf + KMON_HDR_SIZE + 2, 4));
-	ASSERT_EQ(2ULL, kmon_le(self->buf + TEST_REC + KMON_HDR_SIZE + 2, 4));
+	ASSERT_EQ(1ULL, kmon_le(self->buf + KMON_HDR_SIZE + KMON_TB_SEQ, 4));
+	ASSERT_EQ(2ULL, kmon_le(self->buf + TEST_REC + KMON_HDR_SIZE + KMON_TB_SEQ, 4));
 }
 
 /*
@@ -489,26 +457,26 @@ TEST_F(kmon, record_format)
 	int ctx, error;
 
 	ASSERT_EQ(0, ioctl(self->fd, KMON_START));
-	t0 = mono_ns();
+	t0 = kmt_mono_ns();
 	ASSERT_EQ(0, trigger("task 100", &logged, &ctx, &error));
-	t1 = mono_ns();
+	t1 = kmt_mono_ns();
 	ASSERT_EQ(100U, logged);
 	ASSERT_EQ(KMON_CTX_TASK, ctx);
 	ASSERT_EQ(0, ioctl(self->fd, KMON_STOP));
 	ASSERT_EQ(100 * TEST_REC, drain(self->fd, self->buf, 64 << 20));
 	for (i = 0; i < 100; i++) {
 		const unsigned char *r = self->buf + i * TEST_REC;
-		uint64_t ts = kmon_le(r + 1, 8);
+		uint64_t ts = kmon_le(r + KMON_HB_TS, 8);
 
 		ASSERT_GT(sysconf(_SC_NPROCESSORS_CONF), r[0]);
 		ASSERT_LE(t0, ts);
 		ASSERT_GE(t1, ts);
 		ASSERT_LE(last, ts);
 		last = ts;
-		ASSERT_EQ(6ULL, kmon_le(r + 9, 2));
+		ASSERT_EQ(6ULL, kmon_blob_len(r));
 		ASSERT_EQ(KMON_DT_TEST, r[KMON_HDR_SIZE]);
-		ASSERT_EQ(KMON_CTX_TASK, r[KMON_HDR_SIZE + 1]);
-		ASSERT_EQ(i, kmon_le(r + KMON_HDR_SIZE + 2, 4));
+		ASSERT_EQ(KMON_CTX_TASK, r[KMON_HDR_SIZE + KMON_TB_CTX]);
+		ASSERT_EQ(i, kmon_le(r + KMON_HDR_SIZE + KMON_TB_SEQ, 4));
 	}
 
 	/* kmon_add_data() rejects empty and oversize blobs. */
@@ -523,7 +491,7 @@ TEST_F(kmon, record_format)
 	ASSERT_EQ(1U, logged);
 	ASSERT_EQ(0, ioctl(self->fd, KMON_STOP));
 	ASSERT_EQ(KMON_HDR_SIZE + 1024, drain(self->fd, self->buf, 64 << 20));
-	ASSERT_EQ(1024ULL, kmon_le(self->buf + 9, 2));
+	ASSERT_EQ(1024ULL, kmon_blob_len(self->buf));
 }
 
 /* POLLIN with data; POLLERR from an overrun until KMON_GET_STATS. */
@@ -708,16 +676,17 @@ TEST_F(kmon, task_burst_flushed_by_kick)
 	ASSERT_EQ(100000ULL, st.records);
 	ASSERT_EQ(100000 * TEST_REC, drain(self->fd, self->buf, 64 << 20));
 	for (i = 0; i < 100000; i++)
-		ASSERT_EQ(i, kmon_le(self->buf + i * TEST_REC + KMON_HDR_SIZE + 2, 4));
+		ASSERT_EQ(i, kmon_le(self->buf + i * TEST_REC + KMON_HDR_SIZE + KMON_TB_SEQ, 4));
 }
 
-static void pin_cpu0(void)
+/* Runs this task on CPU 0 only: 0, or -1 (errno set). */
+static int pin_cpu0(void)
 {
 	cpu_set_t set;
 
 	CPU_ZERO(&set);
 	CPU_SET(0, &set);
-	sched_setaffinity(0, sizeof(set), &set);
+	return sched_setaffinity(0, sizeof(set), &set);
 }
 
 /* Read @len bytes of a started instance, waiting up to 5 s for each part. */
@@ -756,7 +725,7 @@ TEST_F(kmon, reserve_wraps_the_ring)
 	long long alloc0;
 	int ctx, error;
 
-	pin_cpu0();
+	ASSERT_EQ(0, pin_cpu0()) TH_LOG("sched_setaffinity: %s", strerror(errno));
 	alloc0 = kmt_kmon_state("rings_allocated");
 	self->fd = reopen_page_rings(self->fd);
 	ASSERT_LE(0, self->fd);
@@ -773,10 +742,10 @@ TEST_F(kmon, reserve_wraps_the_ring)
 		for (i = 0; i < 200; i++) {
 			const unsigned char *r = self->buf + i * TEST_REC;
 
-			ASSERT_EQ(6ULL, kmon_le(r + 9, 2)) TH_LOG("run %u record %u", k, i);
+			ASSERT_EQ(6ULL, kmon_blob_len(r)) TH_LOG("run %u record %u", k, i);
 			ASSERT_EQ(KMON_DT_TEST, r[KMON_HDR_SIZE]);
-			ASSERT_EQ(KMON_CTX_TASK, r[KMON_HDR_SIZE + 1]);
-			ASSERT_EQ(i, kmon_le(r + KMON_HDR_SIZE + 2, 4)) TH_LOG("run %u", k);
+			ASSERT_EQ(KMON_CTX_TASK, r[KMON_HDR_SIZE + KMON_TB_CTX]);
+			ASSERT_EQ(i, kmon_le(r + KMON_HDR_SIZE + KMON_TB_SEQ, 4)) TH_LOG("run %u", k);
 		}
 	}
 
@@ -790,7 +759,7 @@ TEST_F(kmon, reserve_wraps_the_ring)
 	ASSERT_EQ(1U, logged);
 	ASSERT_EQ(0, ioctl(self->fd, KMON_STOP));
 	ASSERT_EQ(KMON_HDR_SIZE + 64, drain(self->fd, self->buf, 64 << 20));
-	ASSERT_EQ(64ULL, kmon_le(self->buf + 9, 2));
+	ASSERT_EQ(64ULL, kmon_blob_len(self->buf));
 	for (i = 6; i < 64; i++)
 		ASSERT_EQ(0, self->buf[KMON_HDR_SIZE + i]);
 	ASSERT_EQ(0, ioctl(self->fd, KMON_GET_STATS, &st));
@@ -825,7 +794,7 @@ TEST_F(kmon, two_instances)
 		const unsigned char *b = k ? b2 : self->buf;
 
 		for (i = 0; i < 500; i++)
-			ASSERT_EQ(i, kmon_le(b + i * TEST_REC + KMON_HDR_SIZE + 2, 4));
+			ASSERT_EQ(i, kmon_le(b + i * TEST_REC + KMON_HDR_SIZE + KMON_TB_SEQ, 4));
 	}
 	ASSERT_EQ(0, memcmp(self->buf, b2, 500 * TEST_REC));
 	free(b2);
@@ -861,8 +830,8 @@ TEST_F(kmon, interrupt_contexts)
 		for (i = 0; i < n; i++) {
 			const unsigned char *b = self->buf + i * TEST_REC + KMON_HDR_SIZE;
 
-			ASSERT_EQ(runs[r].ctx, b[1]);
-			ASSERT_EQ(i, kmon_le(b + 2, 4));
+			ASSERT_EQ(runs[r].ctx, b[KMON_TB_CTX]);
+			ASSERT_EQ(i, kmon_le(b + KMON_TB_SEQ, 4));
 		}
 	}
 }
@@ -888,9 +857,9 @@ static void *blocked_reader(void *arg)
 /* Up to @ms milliseconds, by the clock, for the reader to return; true if it did. */
 static bool reader_returned(struct blocked_read *b, int ms)
 {
-	uint64_t end = mono_ns() + ms * 1000000ULL;
+	uint64_t end = kmt_mono_ns() + ms * 1000000ULL;
 
-	while (!__atomic_load_n(&b->done, __ATOMIC_ACQUIRE) && mono_ns() < end)
+	while (!__atomic_load_n(&b->done, __ATOMIC_ACQUIRE) && kmt_mono_ns() < end)
 		usleep(1000);
 	return __atomic_load_n(&b->done, __ATOMIC_ACQUIRE);
 }
@@ -954,11 +923,11 @@ TEST_F(kmon, signal_interrupts_blocked_read)
 	ASSERT_EQ(0, sigaction(SIGALRM, &sa, &old));
 	ASSERT_EQ(0, ioctl(self->fd, KMON_START));
 
-	t0 = mono_ns();
+	t0 = kmt_mono_ns();
 	ASSERT_EQ(0, setitimer(ITIMER_REAL, &it, NULL));
 	ASSERT_EQ(-1, read(self->fd, self->buf, 4096));
 	ASSERT_EQ(EINTR, errno);
-	ASSERT_LE(150000000ULL, mono_ns() - t0);
+	ASSERT_LE(150000000ULL, kmt_mono_ns() - t0);
 
 	ASSERT_EQ(0, setitimer(ITIMER_REAL, &it, NULL));
 	ASSERT_EQ(-1, poll(&p, 1, -1));
@@ -968,7 +937,7 @@ TEST_F(kmon, signal_interrupts_blocked_read)
 	ASSERT_EQ(2U, logged);
 	ASSERT_EQ(0, ioctl(self->fd, KMON_STOP));
 	ASSERT_EQ(2 * TEST_REC, drain(self->fd, self->buf, 64 << 20));
-	ASSERT_EQ(1ULL, kmon_le(self->buf + TEST_REC + KMON_HDR_SIZE + 2, 4));
+	ASSERT_EQ(1ULL, kmon_le(self->buf + TEST_REC + KMON_HDR_SIZE + KMON_TB_SEQ, 4));
 	ASSERT_EQ(0, sigaction(SIGALRM, &old, NULL));
 }
 
@@ -980,10 +949,7 @@ TEST(open_needs_cap_sys_admin)
 	int status;
 	pid_t pid;
 
-	if (geteuid())
-		SKIP(return, "needs root");
-	if (!have_kmon())
-		SKIP(return, "%s", no_kmon());
+	KMON_NEED();
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (!pid) {
@@ -1017,10 +983,7 @@ TEST(ring_lifetime)
 	unsigned int logged;
 	int a, b, ctx, error, i;
 
-	if (geteuid())
-		SKIP(return, "needs root");
-	if (!have_kmon())
-		SKIP(return, "%s", no_kmon());
+	KMON_NEED();
 	ASSERT_EQ(0, kmt_kmon_state("rings")) TH_LOG("something else has /dev/kmon open");
 	alloc0 = kmt_kmon_state("rings_allocated");
 	freed0 = kmt_kmon_state("rings_freed");
@@ -1213,7 +1176,7 @@ static void ping_pong(struct __test_metadata *_metadata, int fd, unsigned char *
 	ssize_t n;
 	pid_t me = getpid();
 
-	pin_cpu0();
+	ASSERT_EQ(0, pin_cpu0()) TH_LOG("sched_setaffinity: %s", strerror(errno));
 	ASSERT_EQ(0, pipe(p2c));
 	ASSERT_EQ(0, pipe(c2p));
 	*child = ponger(p2c[0], c2p[1], tid);
@@ -1290,9 +1253,10 @@ TEST_F(kmon, sched_events_match_ftrace)
 	char c = 1;
 
 	ASSERT_EQ(0, ioctl(self->fd, KMON_SET_CLASSES, &classes));
-	if (access(TRACING "/events/sched/sched_switch/trigger", F_OK) &&
-	    mount("nodev", TRACING, "tracefs", 0, NULL))
-		SKIP(return, "no tracefs: cannot cross-check with ftrace");
+	if (access(TRACING "/events", F_OK))
+		mount("nodev", TRACING, "tracefs", 0, NULL);
+	KMT_REQUIRE(TRACING "/events/sched/sched_switch/trigger", "CONFIG_FTRACE");
+	KMT_REQUIRE(TRACING "/events/sched/sched_switch/hist", "CONFIG_HIST_TRIGGERS");
 	ping_pong(_metadata, self->fd, self->buf, true, 0, &child, &k);
 	ASSERT_EQ(0ULL, k.wide);
 
@@ -1319,23 +1283,34 @@ TEST_F(kmon, sched_events_match_ftrace)
 	ASSERT_EQ(0, drain(self->fd, self->buf, 64 << 20));
 }
 
-/* A PID above 65535 is logged in the 4-byte-PID blobs, never truncated. */
+/*
+ * A PID above 65535 is logged in the 4-byte-PID blobs, never truncated:
+ * the child's PID is one above 65535 whose low 16 bits no task has, so
+ * that a 2-byte PID equal to them can only be the child's, truncated.
+ */
 TEST_F(kmon, sched_big_pid)
 {
 	uint64_t sched = 1ULL << KTR_BIT_SCHED;
 	struct sched_counts k;
-	char path[64];
-	pid_t child;
+	char path[64], low[64];
+	pid_t child, tid;
 
 	ASSERT_EQ(0, set_saved("/proc/sys/kernel/pid_max", "100000"));
-	snprintf(path, sizeof(path), "/proc/%d", 70001 & 0xffff);
+	for (tid = 70001; tid < 100000; tid++) {
+		snprintf(path, sizeof(path), "/proc/%d", tid);
+		snprintf(low, sizeof(low), "/proc/%d", tid & 0xffff);
+		if (access(path, F_OK) && access(low, F_OK))
+			break;
+	}
+	ASSERT_GT(100000, tid) TH_LOG("no PID from 70001 free, with its low 16 bits free");
 	ASSERT_EQ(0, ioctl(self->fd, KMON_SET_CLASSES, &sched));
-	ping_pong(_metadata, self->fd, self->buf, false, 70001, &child, &k);
+	ping_pong(_metadata, self->fd, self->buf, false, tid, &child, &k);
 	restore_saved();
-	ASSERT_EQ(70001, child);
+	ASSERT_EQ(tid, child);
 	ASSERT_LE(1ULL * PINGS, k.wide);
-	/* No 2-byte PID holds its low bits, unless a task has that PID. */
-	ASSERT_TRUE(!access(path, F_OK) || !k.narrow_big);
+	/* No 2-byte PID holds its low bits (unless a task took them since). */
+	ASSERT_TRUE(!access(low, F_OK) || !k.narrow_big)
+		TH_LOG("%llu 2-byte PIDs %d: the child's, truncated", k.narrow_big, tid & 0xffff);
 }
 
 /*
@@ -1363,14 +1338,14 @@ TEST_F(kmon, start_receives_nothing_older)
 	ASSERT_EQ(3U, logged);
 	close(fd);
 
-	t0 = mono_ns();
+	t0 = kmt_mono_ns();
 	ASSERT_EQ(0, ioctl(self->fd, KMON_START));
 	ASSERT_EQ(0, trigger("task 1", &logged, &ctx, &error));
 	ASSERT_EQ(0, ioctl(self->fd, KMON_STOP));
 	restore_saved();
 	n = drain(self->fd, self->buf, 64 << 20);
 	while (off < (size_t)n) {
-		ASSERT_LE(t0, kmon_le(self->buf + off + 1, 8))
+		ASSERT_LE(t0, kmon_le(self->buf + off + KMON_HB_TS, 8))
 			TH_LOG("a record logged before the start, at offset %zu", off);
 		off += kmon_hdr_len(self->buf + off) + kmon_blob_len(self->buf + off);
 	}
@@ -1380,13 +1355,16 @@ TEST_F(kmon, start_receives_nothing_older)
 /* Spin for @ns nanoseconds. */
 static void spin_ns(uint64_t ns)
 {
-	uint64_t end = mono_ns() + ns;
+	uint64_t end = kmt_mono_ns() + ns;
 
-	while (mono_ns() < end)
+	while (kmt_mono_ns() < end)
 		;
 }
 
-/* A child pinned to CPU 0 that runs for @ms, sleeping @sleep_us every 2 ms if not 0. */
+/*
+ * A child pinned to CPU 0 that runs for @ms, sleeping @sleep_us every
+ * 2 ms if not 0; it exits 0, or 1 if it could not be pinned.
+ */
 static pid_t churner(int ms, int sleep_us)
 {
 	uint64_t end;
@@ -1394,9 +1372,10 @@ static pid_t churner(int ms, int sleep_us)
 
 	if (pid)
 		return pid;
-	pin_cpu0();
-	end = mono_ns() + ms * 1000000ULL;
-	while (mono_ns() < end) {
+	if (pin_cpu0())
+		_exit(1);
+	end = kmt_mono_ns() + ms * 1000000ULL;
+	while (kmt_mono_ns() < end) {
 		spin_ns(2000000);
 		if (sleep_us)
 			usleep(sleep_us);
@@ -1440,7 +1419,7 @@ TEST_F(kmon, queue_dequeue_alternate)
 	struct qd_rec *q;
 	cpu_set_t set;
 	pid_t sleeper, spinner;
-	int status, moves = 0, ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	int status, moves = 0, moved = 0, reclassed = 0, ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	ssize_t n;
 
 	q = calloc(max, sizeof(*q));
@@ -1451,17 +1430,24 @@ TEST_F(kmon, queue_dequeue_alternate)
 	sleeper = churner(1500, 300);
 	ASSERT_LT(0, spinner);
 	ASSERT_LT(0, sleeper);
-	for (end = mono_ns() + 1200000000ULL; mono_ns() < end; moves++) {
+	for (end = kmt_mono_ns() + 1200000000ULL; kmt_mono_ns() < end; moves++) {
 		usleep(1000);
 		CPU_ZERO(&set);
 		CPU_SET(ncpu > 1 && moves % 2 ? 1 : 0, &set);
-		sched_setaffinity(sleeper, sizeof(set), &set);
+		/* Counted: a move or change that failed is not one made. */
+		moved += !sched_setaffinity(sleeper, sizeof(set), &set);
 		if (moves % 3 == 0)
-			sched_setscheduler(sleeper, moves % 2 ? SCHED_OTHER : SCHED_FIFO,
-					   moves % 2 ? &other : &fifo);
+			reclassed += !sched_setscheduler(sleeper, moves % 2 ? SCHED_OTHER : SCHED_FIFO,
+							 moves % 2 ? &other : &fifo);
 	}
 	ASSERT_EQ(sleeper, waitpid(sleeper, &status, 0));
+	EXPECT_EQ(0, status) TH_LOG("sleeper: status %#x", status);
 	ASSERT_EQ(spinner, waitpid(spinner, &status, 0));
+	EXPECT_EQ(0, status) TH_LOG("spinner: status %#x", status);
+	/* The task was moved and changed class, many times. */
+	EXPECT_LT(moves / 2, moved) TH_LOG("%d of %d moves made", moved, moves);
+	EXPECT_LT(moves / 6, reclassed) TH_LOG("%d of %d class changes made", reclassed,
+					       (moves + 2) / 3);
 	ASSERT_EQ(0, ioctl(self->fd, KMON_STOP));
 	n = drain(self->fd, self->buf, 64 << 20);
 	ASSERT_LT(0, n);
@@ -1478,7 +1464,7 @@ TEST_F(kmon, queue_dequeue_alternate)
 		    ((pid_t)a != sleeper && (pid_t)a != spinner))
 			continue;
 		ASSERT_GT(max, nr);
-		q[nr].ts = kmon_le(r + 1, 8);
+		q[nr].ts = kmon_le(r + KMON_HB_TS, 8);
 		q[nr].pid = a;
 		q[nr++].kind = kind;
 	}
@@ -1515,7 +1501,11 @@ struct alloc_rec {
 	int node;
 };
 
-/* The KMON_DT_ALLOC and KMON_DT_FREE records of @buf; counts the others. */
+/*
+ * The KMON_DT_ALLOC and KMON_DT_FREE records of @buf; counts the others.
+ * SIZE_MAX if a record is cut by the end of @buf, empty, or an allocation
+ * blob of the wrong size, or there are more than @max.
+ */
 static size_t alloc_records(const unsigned char *buf, size_t len, struct alloc_rec *out,
 			    size_t max, size_t *others)
 {
@@ -1523,11 +1513,19 @@ static size_t alloc_records(const unsigned char *buf, size_t len, struct alloc_r
 
 	*others = 0;
 	while (off < len) {
-		const unsigned char *b = buf + off + kmon_hdr_len(buf + off);
-		size_t bl = kmon_blob_len(buf + off);
+		const unsigned char *b;
+		size_t bl, hl;
 		struct alloc_rec *r = out + n;
+		struct kmon_alloc_fields f;
 
-		off = b - buf + bl;
+		if (len - off < KMON_HDR_SIZE)
+			return SIZE_MAX;
+		hl = kmon_hdr_len(buf + off);
+		bl = kmon_blob_len(buf + off);
+		if (!bl || len - off < hl + bl)
+			return SIZE_MAX;
+		b = buf + off + hl;
+		off += hl + bl;
 		if (b[0] != KMON_DT_ALLOC && b[0] != KMON_DT_FREE) {
 			(*others)++;
 			continue;
@@ -1535,34 +1533,32 @@ static size_t alloc_records(const unsigned char *buf, size_t len, struct alloc_r
 		if (n == max ||
 		    bl != (b[0] == KMON_DT_ALLOC ? KMON_ALLOC_SIZE : KMON_FREE_SIZE))
 			return SIZE_MAX;
-		r->kind = b[0];
-		r->type = b[1];
-		r->ctx = b[2];
-		r->pid = kmon_le(b + 3, 4);
-		r->site = kmon_le(b + 7, 8);
-		r->ptr = kmon_le(b + 15, 8);
-		if (b[0] == KMON_DT_ALLOC) {
-			r->req = kmon_le(b + 23, 8);
-			r->size = kmon_le(b + 31, 8);
-			r->gfp = kmon_le(b + 39, 4);
-			r->node = (int16_t)kmon_le(b + 43, 2);
-			r->cache = kmon_le(b + 45, 8);
-		} else {
-			r->cache = kmon_le(b + 23, 8);
-		}
+		kmon_alloc_decode(b, &f);
+		r->kind = f.kind;
+		r->type = f.type;
+		r->ctx = f.ctx;
+		r->pid = f.pid;
+		r->site = f.site;
+		r->ptr = f.ptr;
+		r->req = f.req;
+		r->size = f.allocated;
+		r->gfp = f.gfp;
+		r->node = f.node;
+		r->cache = f.cache;
 		n++;
 	}
 	return n;
 }
 
-/* Run kmemtrace's trigger with @classes; its report and the records. */
+/*
+ * Run kmemtrace's trigger with @classes; its report (malloc'ed, for the
+ * caller to free) and the records.
+ */
 static char *alloc_run(struct __test_metadata *_metadata, int fd, unsigned char *buf,
 		       uint64_t classes, ssize_t *len)
 {
-	static char report[65536];
 	long size = 32L << 20;
-	int tfd;
-	ssize_t n;
+	char *report;
 
 	ASSERT_EQ(0, ioctl(fd, KMON_BUFFSIZE, &size));
 	ASSERT_EQ(0, ioctl(fd, KMON_SET_CLASSES, &classes))
@@ -1573,12 +1569,9 @@ static char *alloc_run(struct __test_metadata *_metadata, int fd, unsigned char 
 	ASSERT_EQ(0, ioctl(fd, KMON_STOP));
 	*len = drain(fd, buf, 64 << 20);
 	ASSERT_LT(0, *len);
-	tfd = open(ALLOC_TRIGGER, O_RDONLY);
-	ASSERT_LE(0, tfd);
-	n = read(tfd, report, sizeof(report) - 1);
-	close(tfd);
-	ASSERT_LT(0, n);
-	report[n] = '\0';
+	report = kmt_read_file(ALLOC_TRIGGER, NULL);
+	ASSERT_TRUE(report && *report) TH_LOG("%s: %s", ALLOC_TRIGGER,
+					      report ? "empty" : strerror(errno));
 	return report;
 }
 
@@ -1598,8 +1591,7 @@ TEST_F(kmon, alloc_events)
 	char *report, *line, *save;
 	ssize_t len;
 
-	if (access(ALLOC_TRIGGER, F_OK))
-		SKIP(return, "kernel without CONFIG_KMEMTRACE_ALLOC_SELFTEST");
+	KMT_REQUIRE(ALLOC_TRIGGER, "CONFIG_KMEMTRACE_ALLOC_SELFTEST");
 	syms = load_syms("/proc/kallsyms", &nsyms);
 	ASSERT_TRUE(!!syms);
 	ASSERT_LT((size_t)1000, nsyms);
@@ -1652,6 +1644,7 @@ TEST_F(kmon, alloc_events)
 	TH_LOG("%zu announced events found among %zu allocation records", matched, nrec);
 
 	/* KTR_KMALLOC alone: kmalloc events, and none of the others. */
+	free(report);
 	report = alloc_run(_metadata, self->fd, self->buf, 1ULL << KTR_BIT_KMALLOC, &len);
 	nrec = alloc_records(self->buf, len, recs, ARRAY_SIZE(recs), &others);
 	ASSERT_NE(SIZE_MAX, nrec);
@@ -1663,6 +1656,7 @@ TEST_F(kmon, alloc_events)
 
 		ASSERT_EQ(TYPE_KMALLOC, type) TH_LOG("record %zu", i);
 	}
+	free(report);
 	free(syms);
 	free(caches);
 }

@@ -40,8 +40,11 @@
  * Needs root, debugfs, CONFIG_KMON_SELFTEST and CONFIG_KMEMTRACE_ALLOC_
  * SELFTEST; alloc_failures needs CONFIG_FAILSLAB and CONFIG_FAIL_PAGE_
  * ALLOC with their debugfs files (tools/testing/selftests/kmemtrace/
- * config), and skips, saying so, without them. The test records are
- * counted as 17-byte records: CPU numbers below 255.
+ * config). Skips, saying why, on a kernel without CONFIG_KMEMTRACE, or
+ * one whose /proc/config.gz says an option the test needs is off; fails
+ * when a file the config asks for is missing (kmt_util.h). The tools
+ * are the ones built beside this test, never ones from PATH. The test
+ * records are counted as 17-byte records: CPU numbers below 255.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -69,11 +72,10 @@
 #include <linux/ktr.h>
 
 #include "../kselftest_harness.h"
-#include "../../../kmemtrace/kmon_log.h"
+#include "kmon_log.h"
 #include "kmt_util.h"
 
 #define KMON_DEV	"/dev/kmon"
-#define KMT_DIR		"/sys/kernel/debug/kmemtrace"
 #define KMON_TRIGGER	KMT_DIR "/kmon_selftest"
 #define ALLOC_TRIGGER	KMT_DIR "/alloc_selftest"
 #define CPU1_ONLINE	"/sys/devices/system/cpu/cpu1/online"
@@ -81,7 +83,6 @@
 #define TEST_REC	(KMON_HDR_SIZE + 6)
 
 static int seconds = 3;
-static char tool_dir[PATH_MAX - 64];
 static int stop_flag;
 
 /* Set by the test's main thread, polled by its helper threads. */
@@ -95,22 +96,14 @@ static void set_stop(int v)
 	__atomic_store_n(&stop_flag, v, __ATOMIC_RELAXED);
 }
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
 static bool time_up(uint64_t end)
 {
-	return stopping() || mono_ns() >= end;
+	return stopping() || kmt_mono_ns() >= end;
 }
 
 static uint64_t deadline(void)
 {
-	return mono_ns() + seconds * 1000000000ULL;
+	return kmt_mono_ns() + seconds * 1000000000ULL;
 }
 
 /* A cheap per-thread random number. */
@@ -120,42 +113,6 @@ static unsigned int rnd(unsigned int *state)
 	*state ^= *state >> 17;
 	*state ^= *state << 5;
 	return *state;
-}
-
-static int write_str(const char *path, const char *s)
-{
-	int fd = open(path, O_WRONLY);
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	n = write(fd, s, strlen(s));
-	if (n < 0)
-		n = -errno;
-	close(fd);
-	return n == (ssize_t)strlen(s) ? 0 : (n < 0 ? (int)n : -EIO);
-}
-
-static char *read_text(const char *path, char *buf, size_t len)
-{
-	int fd = open(path, O_RDONLY);
-	ssize_t n;
-
-	if (fd < 0)
-		return NULL;
-	n = read(fd, buf, len - 1);
-	close(fd);
-	if (n < 0)
-		return NULL;
-	buf[n] = '\0';
-	return buf;
-}
-
-/* The tools are installed beside the test (TEST_GEN_PROGS_EXTENDED). */
-static const char *tool(const char *name, char *buf, size_t len)
-{
-	snprintf(buf, len, "%s/%s", tool_dir, name);
-	return buf;
 }
 
 /*
@@ -324,7 +281,7 @@ static void *source_thread(void *arg)
 	while (!stopping()) {
 		if (!trigger("task", 200))
 			(*n)++;
-		if (!write_str(ALLOC_TRIGGER, "storm 500"))
+		if (!kmt_write_str(ALLOC_TRIGGER, "storm 500"))
 			(*n)++;
 	}
 	return NULL;
@@ -340,11 +297,12 @@ FIXTURE_SETUP(stress)
 {
 	set_stop(0);
 	self->dir[0] = '\0';
-	if (access(KMON_TRIGGER, W_OK) || access(ALLOC_TRIGGER, W_OK) || access(KMON_DEV, R_OK))
-		SKIP(return, "needs root, /dev/kmon, %s and %s", "CONFIG_KMON_SELFTEST",
-		     "CONFIG_KMEMTRACE_ALLOC_SELFTEST");
-	ASSERT_TRUE(!!read_text(KMT_DIR "/enable", self->enable, sizeof(self->enable)));
-	ASSERT_TRUE(!!read_text(KMT_DIR "/mask", self->mask, sizeof(self->mask)));
+	KMT_NEED_KMEMTRACE();
+	KMT_REQUIRE(KMON_DEV, "CONFIG_KMON");
+	KMT_REQUIRE(KMON_TRIGGER, "CONFIG_KMON_SELFTEST");
+	KMT_REQUIRE(ALLOC_TRIGGER, "CONFIG_KMEMTRACE_ALLOC_SELFTEST");
+	ASSERT_TRUE(!!kmt_read_text(KMT_DIR "/enable", self->enable, sizeof(self->enable)));
+	ASSERT_TRUE(!!kmt_read_text(KMT_DIR "/mask", self->mask, sizeof(self->mask)));
 	snprintf(self->dir, sizeof(self->dir), "/tmp/kmt_stress.XXXXXX");
 	ASSERT_TRUE(!!mkdtemp(self->dir));
 	/* Nothing of an earlier test is open. */
@@ -356,12 +314,12 @@ FIXTURE_TEARDOWN(stress)
 {
 	set_stop(1);
 	/* alloc_failures' settings, should it have stopped half-way. */
-	write_str("/sys/kernel/debug/failslab/probability", "0");
-	write_str("/sys/kernel/debug/fail_page_alloc/probability", "0");
+	kmt_write_str("/sys/kernel/debug/failslab/probability", "0");
+	kmt_write_str("/sys/kernel/debug/fail_page_alloc/probability", "0");
 	if (!access(CPU1_ONLINE, W_OK))
-		write_str(CPU1_ONLINE, "1");
-	write_str(KMT_DIR "/mask", self->mask);
-	write_str(KMT_DIR "/enable", self->enable);
+		kmt_write_str(CPU1_ONLINE, "1");
+	kmt_write_str(KMT_DIR "/mask", self->mask);
+	kmt_write_str(KMT_DIR "/enable", self->enable);
 	if (self->dir[0])
 		kmt_run("rm -rf %s", self->dir);
 }
@@ -466,19 +424,34 @@ static void *reader_thread(void *arg)
 	return NULL;
 }
 
+/*
+ * A started instance with a buffer of @size bytes and no class (the
+ * trigger's records only); -1, saying which step failed, if not.
+ */
 static int start_instance(long size)
 {
 	uint64_t none = 0;
-	int fd = open(KMON_DEV, O_RDONLY | O_NONBLOCK);
+	const char *step = "open";
+	int fd = open(KMON_DEV, O_RDONLY | O_NONBLOCK), err;
 
 	if (fd < 0)
-		return -1;
-	if (ioctl(fd, KMON_SET_CLASSES, &none) || ioctl(fd, KMON_BUFFSIZE, &size) ||
-	    ioctl(fd, KMON_START)) {
-		close(fd);
-		return -1;
-	}
+		goto fail;
+	step = "KMON_SET_CLASSES";
+	if (ioctl(fd, KMON_SET_CLASSES, &none))
+		goto fail;
+	step = "KMON_BUFFSIZE";
+	if (ioctl(fd, KMON_BUFFSIZE, &size))
+		goto fail;
+	step = "KMON_START";
+	if (ioctl(fd, KMON_START))
+		goto fail;
 	return fd;
+fail:
+	err = errno;
+	ksft_print_msg("%s(%ld): %s: %s\n", __func__, size, step, strerror(err));
+	if (fd >= 0)
+		close(fd);
+	return -1;
 }
 
 TEST_F_TIMEOUT(stress, kmon_no_silent_loss, 300)
@@ -534,38 +507,30 @@ TEST_F_TIMEOUT(stress, kmon_no_silent_loss, 300)
 
 /* ---- kmonlog_counts --------------------------------------------------- */
 
-/* Counts the records of a kmon log; false if it is malformed. */
-static bool log_records(const char *path, struct reader *r)
+/*
+ * Counts the records of a kmon log, and its size in *@size; false if it
+ * cannot be read or is malformed.
+ */
+static bool log_records(const char *path, struct reader *r, size_t *size)
 {
-	unsigned char *buf;
-	struct stat sb;
-	bool ok = false;
-	int fd = open(path, O_RDONLY);
+	unsigned char *buf = (unsigned char *)kmt_read_file(path, size);
 
 	memset(r, 0, sizeof(*r));
-	if (fd < 0)
+	if (!buf)
 		return false;
-	buf = fstat(fd, &sb) ? NULL : malloc(sb.st_size + 1);
-	if (!buf) {
-		close(fd);
-		return false;
-	}
-	if (read(fd, buf, sb.st_size) == sb.st_size) {
-		count_records(r, buf, sb.st_size);
-		ok = !r->bad;
-	}
+	count_records(r, buf, *size);
 	free(buf);
-	close(fd);
-	return ok;
+	return !r->bad;
 }
 
 /*
- * kmonlog's report on standard error: "N records received; lost: B
- * (buffer full), R (refused by the rings)" and, with -m, "C records
- * (...) past -m M not written". False without the first.
+ * kmonlog's report on standard error: "kmonlog: W bytes in T s, N records
+ * received; lost: B (buffer full), R (refused by the rings)" and, with
+ * -m, "C records (...) past -m M not written". False without the first.
  */
-static bool kmonlog_report(const char *errfile, unsigned long long *received,
-			   unsigned long long *lost, unsigned long long *cut)
+static bool kmonlog_report(const char *errfile, unsigned long long *written,
+			   unsigned long long *received, unsigned long long *lost,
+			   unsigned long long *cut)
 {
 	char line[512], *p;
 	unsigned long long b, rr;
@@ -573,9 +538,16 @@ static bool kmonlog_report(const char *errfile, unsigned long long *received,
 	FILE *f = fopen(errfile, "r");
 
 	*cut = 0;
+	*written = ~0ULL;
 	if (!f)
 		return false;
 	while (fgets(line, sizeof(line), f)) {
+		unsigned long long w;
+		int end = 0;
+
+		/* "%n" is reached only if all of "W bytes in " matched. */
+		if (sscanf(line, "%*[^:]: %llu bytes in %n", &w, &end) == 1 && end)
+			*written = w;
 		p = strstr(line, " s, ");
 		if (p && sscanf(p, " s, %llu records received; lost: %llu (buffer full), %llu",
 				received, &b, &rr) == 3) {
@@ -592,31 +564,35 @@ static bool kmonlog_report(const char *errfile, unsigned long long *received,
 
 /*
  * Runs kmonlog (kmalloc events and the trigger's test records) with
- * @args while 100000 test records are logged, stopping it with SIGINT
- * if @sigint: everything the kernel delivered is in the log or past
- * -m, the loss it reports is the kernel's, and no test record is
- * unaccounted for.
+ * @args, and -m @max if not 0, while 100000 test records are logged,
+ * stopping it with SIGINT if @sigint: everything the kernel delivered
+ * is in the log or past -m, the log is as long as kmonlog says, and
+ * with -m holds whole records up to the limit and no more, the loss it
+ * reports is the kernel's, and no test record is unaccounted for.
  */
 static void kmonlog_run(struct __test_metadata *_metadata, const char *dir, const char *how,
-			const char *args, bool sigint)
+			const char *args, unsigned long long max, bool sigint)
 {
-	char bin[PATH_MAX], out[PATH_MAX], err[PATH_MAX], pids[PATH_MAX];
-	unsigned long long logged = 0, received, lost, cut;
+	char bin[PATH_MAX], out[PATH_MAX], err[PATH_MAX], pids[PATH_MAX], m[32] = "";
+	unsigned long long logged = 0, written, received, lost, cut;
 	struct reader r;
 	int status, i;
+	size_t size;
 	pid_t pid;
 
 	snprintf(out, sizeof(out), "%s/%s.log", dir, how);
 	snprintf(err, sizeof(err), "%s/%s.err", dir, how);
 	snprintf(pids, sizeof(pids), "%s/%s.pids", dir, how);
-	tool("kmonlog", bin, sizeof(bin));
+	KMT_TOOL(bin, "kmonlog");
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (!pid) {
 		char cmd[PATH_MAX * 5];
 
-		snprintf(cmd, sizeof(cmd), "exec %s -c kmalloc %s -o %s -p %s 2>%s", bin, args,
-			 out, pids, err);
+		if (max)
+			snprintf(m, sizeof(m), "-m %llu", max);
+		snprintf(cmd, sizeof(cmd), "exec %s -c kmalloc %s %s -o %s -p %s 2>%s", bin, args,
+			 m, out, pids, err);
 		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
 		_exit(127);
 	}
@@ -631,15 +607,15 @@ static void kmonlog_run(struct __test_metadata *_metadata, const char *dir, cons
 	 * A -t capture must still be running, or it missed some; a -m one
 	 * stops by itself, after reading the records in the device.
 	 */
-	if (!strstr(args, "-m "))
+	if (!max)
 		ASSERT_LT(0, kmt_kmon_state("started"))
 			TH_LOG("kmonlog %s stopped before the records were logged", how);
 	if (sigint)
 		ASSERT_EQ(0, kill(pid, SIGINT));
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	ASSERT_TRUE(WIFEXITED(status));
-	ASSERT_TRUE(log_records(out, &r)) TH_LOG("kmonlog %s: a malformed log", how);
-	ASSERT_TRUE(kmonlog_report(err, &received, &lost, &cut))
+	ASSERT_TRUE(log_records(out, &r, &size)) TH_LOG("kmonlog %s: a malformed log", how);
+	ASSERT_TRUE(kmonlog_report(err, &written, &received, &lost, &cut))
 		TH_LOG("kmonlog %s: no report (exit %d)", how, WEXITSTATUS(status));
 	TH_LOG("kmonlog %s: %llu test records logged; %llu of them and %llu others in the log, %s",
 	       how, logged, r.records, r.other, "");
@@ -647,30 +623,43 @@ static void kmonlog_run(struct __test_metadata *_metadata, const char *dir, cons
 	       received, lost);
 	/* What kmonlog read is all written (or counted past -m). */
 	EXPECT_EQ(received, r.records + r.other + cut);
+	EXPECT_EQ(written, (unsigned long long)size) TH_LOG("kmonlog %s: the log's size", how);
 	/* Its exit status says whether the kernel lost records. */
-	EXPECT_EQ(lost ? 1 : 0, WEXITSTATUS(status));
+	EXPECT_EQ(lost ? KMT_EXIT_DATA : KMT_EXIT_OK, WEXITSTATUS(status));
 	/* No test record is missing unless the loss counts cover it. */
 	EXPECT_GE(logged, r.records);
-	if (!strstr(args, "-m ")) {
-		EXPECT_LE(logged, r.records + lost + cut);
+	if (!max) {
+		EXPECT_EQ(0ULL, cut) TH_LOG("kmonlog %s: records cut without -m", how);
+		EXPECT_LE(logged, r.records + lost);
 		if (!lost)
 			EXPECT_EQ(logged, r.records);
 	} else {
-		EXPECT_LT(0ULL, cut) TH_LOG("-m cut nothing");
+		/*
+		 * The limit: at most @max bytes, and whole records up to it,
+		 * the first one that did not fit and those after it cut.
+		 */
+		EXPECT_LT(0ULL, cut) TH_LOG("-m %llu cut nothing", max);
+		EXPECT_GE(max, (unsigned long long)size) TH_LOG("-m %llu: a log of %zu bytes",
+								 max, size);
+		EXPECT_LT(max, (unsigned long long)size + KMON_RECORD_MAX)
+			TH_LOG("-m %llu: a log of %zu bytes stops short of the limit", max, size);
 	}
 }
 
 TEST_F_TIMEOUT(stress, kmonlog_counts, 300)
 {
 	/* Stopped by a signal, by its duration and by its byte limit. */
-	kmonlog_run(_metadata, self->dir, "sigint-4k", "-b 4k", true);
-	kmonlog_run(_metadata, self->dir, "sigint-8M", "-b 8M", true);
-	kmonlog_run(_metadata, self->dir, "duration", "-b 8M -t 10000", false);
-	kmonlog_run(_metadata, self->dir, "bytes", "-b 8M -m 100000", false);
+	kmonlog_run(_metadata, self->dir, "sigint-4k", "-b 4k", 0, true);
+	kmonlog_run(_metadata, self->dir, "sigint-8M", "-b 8M", 0, true);
+	kmonlog_run(_metadata, self->dir, "duration", "-b 8M -t 10000", 0, false);
+	kmonlog_run(_metadata, self->dir, "bytes", "-b 8M", 100000, false);
 	expect_balanced(_metadata);
 }
 
 /* ---- kmemtrace_toggle ------------------------------------------------- */
+
+/* The storms the trigger took since start_storms(): the stress was real. */
+static unsigned long long storm_runs;
 
 static void *storm_thread(void *arg)
 {
@@ -682,10 +671,12 @@ static void *storm_thread(void *arg)
 	while (!stopping()) {
 		/*
 		 * Again each time: taking the CPU offline widened this
-		 * thread's affinity for good.
+		 * thread's affinity for good. (It fails while the CPU is
+		 * offline: the storm then runs on the other.)
 		 */
 		sched_setaffinity(0, sizeof(set), &set);
-		write_str(ALLOC_TRIGGER, "storm 2000");
+		if (!kmt_write_str(ALLOC_TRIGGER, "storm 2000"))
+			__atomic_add_fetch(&storm_runs, 1, __ATOMIC_RELAXED);
 	}
 	return NULL;
 }
@@ -718,25 +709,44 @@ static int start_storms(pthread_t *t)
 	long cpu;
 	int n = 0;
 
+	set_stop(0);
+	__atomic_store_n(&storm_runs, 0, __ATOMIC_RELAXED);
 	for (cpu = 0; cpu < 2; cpu++)
 		if (!pthread_create(&t[n], NULL, storm_thread, (void *)cpu))
 			n++;
 	return n;
 }
 
-/* A capture of @secs s, checked: clean, or missing exactly what was lost. */
+/*
+ * Stops the @n storms of start_storms() (and any other helper thread
+ * watching stopping()): the trigger took some, or there was no storm.
+ */
+static void stop_storms(struct __test_metadata *_metadata, pthread_t *t, int n)
+{
+	set_stop(1);
+	while (n-- > 0)
+		pthread_join(t[n], NULL);
+	EXPECT_LT(0ULL, __atomic_load_n(&storm_runs, __ATOMIC_RELAXED))
+		TH_LOG("the allocation storms never ran: %s refused them all", ALLOC_TRIGGER);
+}
+
 /* kmemtrace-check's verdict on a capture whose events were all accounted for. */
 #define COMPLETE_RE "^capture complete: .*, \\([0-9]*\\) missing, kernel lost \\1$"
 
-/* Exit status 0 (clean) or 1 (events lost, counted): not a crash, not 2. */
+/*
+ * kmemtraced's and kmemtrace-check's exit status for a capture under a
+ * storm: done and whole, or done with events lost and counted (kmt_cli.h);
+ * not a usage or I/O error, not a corrupt capture, not a crash.
+ */
 static bool clean_or_lossy(int rc)
 {
-	return rc == 0 || rc == 1;
+	return rc == KMT_EXIT_OK || rc == KMT_EXIT_DATA;
 }
 
 /*
- * kmemtrace-check on the capture DIR/NAME: CLEAN, or missing exactly the
- * events the kernel counted lost.
+ * kmemtrace-check on the capture DIR/NAME: CLEAN with exit 0, or LOSSY
+ * with exit 1 and missing exactly the events the kernel counted lost;
+ * the verdict and the exit status agree.
  */
 static void expect_accounted(struct __test_metadata *_metadata, const char *dir,
 			     const char *name)
@@ -744,13 +754,21 @@ static void expect_accounted(struct __test_metadata *_metadata, const char *dir,
 	char chk[PATH_MAX], out[PATH_MAX];
 	int rc;
 
+	KMT_TOOL(chk, "kmemtrace-check");
 	snprintf(out, sizeof(out), "%s/%s.check", dir, name);
-	rc = kmt_run("%s %s/%s > %s 2>&1", tool("kmemtrace-check", chk, sizeof(chk)),
-		     dir, name, out);
-	EXPECT_TRUE(clean_or_lossy(rc)) TH_LOG("kmemtrace-check %s/%s: exit %d", dir, name, rc);
-	EXPECT_TRUE(!kmt_run("grep -qx CLEAN %s", out) ||
-		    !kmt_run("grep -q '" COMPLETE_RE "' %s", out))
-		kmt_run("cat %s >&2", out);
+	rc = kmt_run("%s %s/%s > %s 2>&1", chk, dir, name, out);
+	if (rc == KMT_EXIT_OK) {
+		EXPECT_EQ(0, kmt_run("grep -qx CLEAN %s", out)) kmt_run("cat %s >&2", out);
+	} else if (rc == KMT_EXIT_DATA) {
+		EXPECT_EQ(0, kmt_run("grep -q '^LOSSY: ' %s", out)) kmt_run("cat %s >&2", out);
+		EXPECT_EQ(0, kmt_run("grep -q '" COMPLETE_RE "' %s", out))
+			kmt_run("cat %s >&2", out);
+	} else {
+		EXPECT_TRUE(clean_or_lossy(rc)) {
+			TH_LOG("kmemtrace-check %s/%s: exit %d", dir, name, rc);
+			kmt_run("cat %s >&2", out);
+		}
+	}
 }
 
 /* A capture of @secs s by kmemtraced, checked by expect_accounted(). */
@@ -760,7 +778,7 @@ static void checked_capture(struct __test_metadata *_metadata, const char *dir,
 	char bin[PATH_MAX];
 	int rc;
 
-	tool("kmemtraced", bin, sizeof(bin));
+	KMT_TOOL(bin, "kmemtraced");
 	rc = kmt_run("%s -e -q -t %s -o %s/%s > %s/%s.out 2>&1", bin, secs, dir, name, dir, name);
 	EXPECT_TRUE(clean_or_lossy(rc)) TH_LOG("kmemtraced: exit %d", rc);
 	expect_accounted(_metadata, dir, name);
@@ -772,12 +790,12 @@ TEST_F_TIMEOUT(stress, kmemtrace_toggle, 300)
 	unsigned long long toggles = 0, attaches = 0, refused = 0;
 	pthread_t storms[2], reader;
 	unsigned int seed = 777;
-	int nstorms, ret, i;
+	int nstorms, ret;
 	uint64_t end;
 
 	nstorms = start_storms(storms);
 	ASSERT_LT(0, nstorms);
-	ASSERT_EQ(0, write_str(KMT_DIR "/enable", "1"));
+	ASSERT_EQ(0, kmt_write_str(KMT_DIR "/enable", "1"));
 	ASSERT_EQ(0, pthread_create(&reader, NULL, relay_reader_thread, &attaches));
 	end = deadline();
 	while (!time_up(end)) {
@@ -785,21 +803,20 @@ TEST_F_TIMEOUT(stress, kmemtrace_toggle, 300)
 
 		bool bad = !strcmp(m, "zz") || !strcmp(m, "0x1") || !m[0];
 
-		ret = write_str(KMT_DIR "/mask", m);
+		ret = kmt_write_str(KMT_DIR "/mask", m);
 		/* The bad masks are refused with EINVAL; the good ones taken. */
 		if (ret)
 			refused++;
 		EXPECT_EQ(bad ? -EINVAL : 0, ret) TH_LOG("mask \"%s\"", m);
-		ASSERT_EQ(0, write_str(KMT_DIR "/enable", rnd(&seed) & 1 ? "1" : "0"));
+		ASSERT_EQ(0, kmt_write_str(KMT_DIR "/enable", rnd(&seed) & 1 ? "1" : "0"));
 		toggles++;
 	}
-	set_stop(1);
+	stop_storms(_metadata, storms, nstorms);
 	pthread_join(reader, NULL);
-	for (i = 0; i < nstorms; i++)
-		pthread_join(storms[i], NULL);
 	TH_LOG("%llu mask and enable writes (%llu bad masks refused), %llu relay attaches",
 	       toggles, refused, attaches);
 	EXPECT_LT(0ULL, refused);
+	EXPECT_LT(0ULL, attaches);
 	/* Each write of 0 waits for RCU: a second or so on a debug kernel. */
 	EXPECT_LE(2ULL, toggles);
 
@@ -810,15 +827,13 @@ TEST_F_TIMEOUT(stress, kmemtrace_toggle, 300)
 	 * start there, until the next sub-buffer. Stopped, the buffers are
 	 * read to their end first, as kmemtraced's users do.
 	 */
-	ASSERT_EQ(0, write_str(KMT_DIR "/enable", "0"));
-	ASSERT_EQ(0, kmt_run("for f in " KMT_DIR "/cpu*; do cat $f > /dev/null; done"));
-	ASSERT_EQ(0, write_str(KMT_DIR "/mask", "0x70000"));
-	set_stop(0);
+	ASSERT_EQ(0, kmt_write_str(KMT_DIR "/enable", "0"));
+	ASSERT_EQ(0, kmt_run("for f in " KMT_DIR "/cpu*; do cat $f > /dev/null || exit 1; done"));
+	ASSERT_EQ(0, kmt_write_str(KMT_DIR "/mask", "0x70000"));
 	nstorms = start_storms(storms);
+	ASSERT_LT(0, nstorms);
 	checked_capture(_metadata, self->dir, "after", "2");
-	set_stop(1);
-	for (i = 0; i < nstorms; i++)
-		pthread_join(storms[i], NULL);
+	stop_storms(_metadata, storms, nstorms);
 }
 
 /* ---- tools_stop ---------------------------------------------------------- */
@@ -854,7 +869,7 @@ TEST_F_TIMEOUT(stress, tools_stop, 300)
 	int nstorms, status, i;
 	pid_t pid;
 
-	tool("kmemtraced", bin, sizeof(bin));
+	KMT_TOOL(bin, "kmemtraced");
 	nstorms = start_storms(storms);
 	ASSERT_LT(0, nstorms);
 	snprintf(o, sizeof(o), "%s/sigint", self->dir);
@@ -884,34 +899,32 @@ TEST_F_TIMEOUT(stress, tools_stop, 300)
 	EXPECT_LE(1ULL << 20, bytes);
 	TH_LOG("kmemtraced -b 1M: %llu events, %llu bytes", events, bytes);
 	expect_accounted(_metadata, self->dir, "bytes");
-	set_stop(1);
-	for (i = 0; i < nstorms; i++)
-		pthread_join(storms[i], NULL);
+	stop_storms(_metadata, storms, nstorms);
 }
 
 /*
  * kmonlog with an output or pids file it cannot write, kmemtraced with
- * a directory it cannot make: exit 2, naming the file, before a capture
- * of 100 s; the output on a full disk: exit 2 too. The device is left
- * closed.
+ * a directory it cannot make: an I/O error (KMT_EXIT_USAGE, 2), naming
+ * the file, before a capture of 100 s; the output on a full disk: the
+ * same. The device is left closed.
  */
 TEST_F_TIMEOUT(stress, tools_bad_outputs, 120)
 {
 	char bin[PATH_MAX], d[PATH_MAX];
-	uint64_t t0 = mono_ns();
+	uint64_t t0 = kmt_mono_ns();
 	int rc, i, status;
 	pid_t pid;
 
-	tool("kmonlog", bin, sizeof(bin));
+	KMT_TOOL(bin, "kmonlog");
 	rc = kmt_run("%s -t 100000 -o /nonexistent/log 2>%s/o.err", bin, self->dir);
-	EXPECT_EQ(2, rc);
+	EXPECT_EQ(KMT_EXIT_USAGE, rc);
 	EXPECT_EQ(0, kmt_run("grep -q '/nonexistent/log: No such file' %s/o.err", self->dir));
 	rc = kmt_run("%s -t 100000 -o %s/p.log -p /nonexistent/pids 2>%s/p.err", bin, self->dir,
 		     self->dir);
-	EXPECT_EQ(2, rc);
+	EXPECT_EQ(KMT_EXIT_USAGE, rc);
 	EXPECT_EQ(0, kmt_run("grep -q '/nonexistent/pids: No such file' %s/p.err", self->dir));
 	/* Refused at the start, not after the 100 s. */
-	EXPECT_GT(60ULL * 1000000000, mono_ns() - t0);
+	EXPECT_GT(60ULL * 1000000000, kmt_mono_ns() - t0);
 	/* The trigger's records reach the log: its writes fail. */
 	pid = fork();
 	ASSERT_LE(0, pid);
@@ -929,16 +942,17 @@ TEST_F_TIMEOUT(stress, tools_bad_outputs, 120)
 	ASSERT_EQ(0, trigger("task", 5000));
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	ASSERT_TRUE(WIFEXITED(status));
-	EXPECT_EQ(2, WEXITSTATUS(status));
+	EXPECT_EQ(KMT_EXIT_USAGE, WEXITSTATUS(status));
 	EXPECT_EQ(0, kmt_run("grep -q '/dev/full: No space left' %s/full.err", self->dir))
 		kmt_run("cat %s/full.err >&2", self->dir);
 
-	tool("kmemtraced", d, sizeof(d));
+	KMT_TOOL(d, "kmemtraced");
 	rc = kmt_run("%s -e -q -t 100 -o /proc/kmt 2>%s/d.err >&2", d, self->dir);
-	EXPECT_EQ(2, rc);
+	EXPECT_EQ(KMT_EXIT_USAGE, rc);
 	EXPECT_EQ(0, kmt_run("grep -q '/proc/kmt: ' %s/d.err", self->dir));
 	/* kmemtraced -e turned nothing on that it left on. */
-	EXPECT_STREQ(self->enable, read_text(KMT_DIR "/enable", d, sizeof(d)));
+	ASSERT_TRUE(!!kmt_read_text(KMT_DIR "/enable", d, sizeof(d)));
+	EXPECT_STREQ(self->enable, d);
 	expect_balanced(_metadata);
 }
 
@@ -952,9 +966,9 @@ TEST_F_TIMEOUT(stress, hotplug_capture, 300)
 	int nstorms, status, i;
 	uint64_t end;
 
-	if (access(CPU1_ONLINE, W_OK))
-		SKIP(return, "%s: %s (needs CONFIG_HOTPLUG_CPU and two CPUs)", CPU1_ONLINE,
-		     strerror(errno));
+	if (sysconf(_SC_NPROCESSORS_CONF) < 2)
+		SKIP(return, "one CPU: no CPU 1 to take offline");
+	KMT_REQUIRE(CPU1_ONLINE, "CONFIG_HOTPLUG_CPU");
 	r.fd = start_instance(4 << 20);
 	ASSERT_LE(0, r.fd);
 	ASSERT_EQ(0, pthread_create(&r.thread, NULL, reader_thread, &r));
@@ -962,10 +976,10 @@ TEST_F_TIMEOUT(stress, hotplug_capture, 300)
 	ASSERT_LT(0, nstorms);
 	end = deadline();
 	while (!time_up(end)) {
-		ASSERT_EQ(0, write_str(CPU1_ONLINE, "0"));
+		ASSERT_EQ(0, kmt_write_str(CPU1_ONLINE, "0"));
 		ASSERT_EQ(0, trigger("task", 500));
 		usleep(100000);
-		ASSERT_EQ(0, write_str(CPU1_ONLINE, "1"));
+		ASSERT_EQ(0, kmt_write_str(CPU1_ONLINE, "1"));
 		ASSERT_EQ(0, trigger("task", 500));
 		usleep(100000);
 		cycles++;
@@ -975,7 +989,7 @@ TEST_F_TIMEOUT(stress, hotplug_capture, 300)
 		char bin[PATH_MAX];
 		pid_t pid;
 
-		tool("kmemtraced", bin, sizeof(bin));
+		KMT_TOOL(bin, "kmemtraced");
 		pid = fork();
 		ASSERT_LE(0, pid);
 		if (!pid) {
@@ -990,16 +1004,15 @@ TEST_F_TIMEOUT(stress, hotplug_capture, 300)
 		}
 		for (i = 0; i < 6; i++) {
 			usleep(200000);
-			ASSERT_EQ(0, write_str(CPU1_ONLINE, i & 1 ? "1" : "0"));
+			ASSERT_EQ(0, kmt_write_str(CPU1_ONLINE, i & 1 ? "1" : "0"));
 		}
-		ASSERT_EQ(0, write_str(CPU1_ONLINE, "1"));
+		ASSERT_EQ(0, kmt_write_str(CPU1_ONLINE, "1"));
 		ASSERT_EQ(pid, waitpid(pid, &status, 0));
 		ASSERT_TRUE(WIFEXITED(status));
-		EXPECT_TRUE(clean_or_lossy(WEXITSTATUS(status)));
+		EXPECT_TRUE(clean_or_lossy(WEXITSTATUS(status)))
+			TH_LOG("kmemtraced: exit %d", WEXITSTATUS(status));
 	}
-	set_stop(1);
-	for (i = 0; i < nstorms; i++)
-		pthread_join(storms[i], NULL);
+	stop_storms(_metadata, storms, nstorms);
 	ASSERT_EQ(0, ioctl(r.fd, KMON_STOP));
 	pthread_join(r.thread, NULL);
 	{
@@ -1041,7 +1054,7 @@ static int slab_failslab(const char *v)
 	while ((d = readdir(dir)))
 		if (!strncmp(d->d_name, "kmalloc-", 8)) {
 			snprintf(path, sizeof(path), "/sys/kernel/slab/%s/failslab", d->d_name);
-			if (write_str(path, v)) {
+			if (kmt_write_str(path, v)) {
 				ret = -1;
 				break;
 			}
@@ -1051,6 +1064,24 @@ static int slab_failslab(const char *v)
 	return ret;
 }
 
+/* Writes @val to @dir/@name: 0, or -1 saying which write failed. */
+static int fault_set(const char *dir, const char *name, const char *val)
+{
+	char path[128];
+	int ret;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	ret = kmt_write_str(path, val);
+	if (ret)
+		ksft_print_msg("%s \"%s\": %s\n", path, val, strerror(-ret));
+	return ret ? -1 : 0;
+}
+
+/*
+ * The fault injection of @dir (failslab, fail_page_alloc) for this task
+ * at @prob percent; with @cache_filter, slab caches marked by
+ * slab_failslab() only. 0, or -1 saying which write failed.
+ */
 static int fault_setup(const char *dir, const char *prob, bool cache_filter)
 {
 	char path[128];
@@ -1068,16 +1099,15 @@ static int fault_setup(const char *dir, const char *prob, bool cache_filter)
 	};
 	size_t i;
 
-	for (i = 0; i < ARRAY_SIZE(keys); i++) {
-		snprintf(path, sizeof(path), "%s/%s", dir, keys[i][0]);
-		if (write_str(path, keys[i][1]))
+	for (i = 0; i < ARRAY_SIZE(keys); i++)
+		if (fault_set(dir, keys[i][0], keys[i][1]))
 			return -1;
-	}
+	/* failslab's own filter: there when asked for, else off if there. */
 	snprintf(path, sizeof(path), "%s/cache-filter", dir);
-	if (!access(path, F_OK) && write_str(path, cache_filter ? "Y" : "N"))
+	if ((cache_filter || !access(path, F_OK)) &&
+	    fault_set(dir, "cache-filter", cache_filter ? "Y" : "N"))
 		return -1;
-	snprintf(path, sizeof(path), "%s/probability", dir);
-	return write_str(path, prob);
+	return fault_set(dir, "probability", prob);
 }
 
 TEST_F_TIMEOUT(stress, alloc_failures, 300)
@@ -1089,10 +1119,10 @@ TEST_F_TIMEOUT(stress, alloc_failures, 300)
 	int fd, st, i;
 	bool filter;
 
-	if (access(FAILSLAB "/probability", W_OK) || access(FAILPAGE "/probability", W_OK))
-		SKIP(return, "no %s or %s (needs %s)", FAILSLAB, FAILPAGE,
-		     "CONFIG_FAILSLAB, CONFIG_FAIL_PAGE_ALLOC, CONFIG_FAULT_INJECTION_DEBUG_FS");
-	ASSERT_EQ(0, write_str(KMT_DIR "/enable", "0"));
+	KMT_REQUIRE(FAILSLAB "/probability", "CONFIG_FAILSLAB CONFIG_FAULT_INJECTION_DEBUG_FS");
+	KMT_REQUIRE(FAILPAGE "/probability",
+		    "CONFIG_FAIL_PAGE_ALLOC CONFIG_FAULT_INJECTION_DEBUG_FS");
+	ASSERT_EQ(0, kmt_write_str(KMT_DIR "/enable", "0"));
 	/*
 	 * Only the kmalloc caches where a kernel has the files to say so
 	 * (CONFIG_SLUB_DEBUG); a kernel without them has no kmemleak.
@@ -1101,7 +1131,7 @@ TEST_F_TIMEOUT(stress, alloc_failures, 300)
 	ASSERT_TRUE(filter || access("/sys/kernel/debug/kmemleak", F_OK));
 	ASSERT_EQ(0, fault_setup(FAILSLAB, "20", filter));
 	ASSERT_EQ(0, fault_setup(FAILPAGE, "20", false));
-	ASSERT_EQ(0, write_str("/proc/self/make-it-fail", "1"));
+	ASSERT_EQ(0, kmt_write_str("/proc/self/make-it-fail", "1"));
 	end = deadline();
 	while (!time_up(end)) {
 		long size = rnd(&seed) & 1 ? 1 << 20 : 4 << 20;
@@ -1133,19 +1163,19 @@ TEST_F_TIMEOUT(stress, alloc_failures, 300)
 		 * The enable switch under failing allocations (its buffers
 		 * were made by an earlier enable and are kept).
 		 */
-		ret = write_str(KMT_DIR "/enable", rnd(&seed) & 1 ? "1" : "0");
+		ret = kmt_write_str(KMT_DIR "/enable", rnd(&seed) & 1 ? "1" : "0");
 		EXPECT_TRUE(!ret || ret == -ENOMEM) TH_LOG("enable: %s", strerror(-ret));
 		enomem += ret == -ENOMEM;
-		ret = write_str(ALLOC_TRIGGER, "storm 100");
+		ret = kmt_write_str(ALLOC_TRIGGER, "storm 100");
 		EXPECT_TRUE(!ret || ret == -ENOMEM) TH_LOG("storm: %s", strerror(-ret));
 		ops += 2;
 	}
 	/* The write itself allocates, and may fail: again until it works. */
-	for (i = 0; i < 10000 && write_str("/proc/self/make-it-fail", "0"); i++)
+	for (i = 0; i < 10000 && kmt_write_str("/proc/self/make-it-fail", "0"); i++)
 		;
 	ASSERT_GT(10000, i);
-	write_str(FAILSLAB "/probability", "0");
-	write_str(FAILPAGE "/probability", "0");
+	kmt_write_str(FAILSLAB "/probability", "0");
+	kmt_write_str(FAILPAGE "/probability", "0");
 	if (filter)
 		slab_failslab("0");
 	TH_LOG("%llu operations with 20%% of allocations failing, %llu -ENOMEM", ops, enomem);
@@ -1158,7 +1188,7 @@ TEST_F_TIMEOUT(stress, alloc_failures, 300)
 	ASSERT_EQ(0, ioctl(fd, KMON_STOP));
 	EXPECT_EQ(100 * TEST_REC, read(fd, buf, sizeof(buf)));
 	close(fd);
-	ASSERT_EQ(0, write_str(KMT_DIR "/mask", "0x70000"));
+	ASSERT_EQ(0, kmt_write_str(KMT_DIR "/mask", "0x70000"));
 	checked_capture(_metadata, self->dir, "after", "1");
 	expect_balanced(_metadata);
 }
@@ -1166,15 +1196,7 @@ TEST_F_TIMEOUT(stress, alloc_failures, 300)
 int main(int argc, char **argv)
 {
 	const char *s = getenv("KMT_STRESS_SECONDS");
-	ssize_t n = readlink("/proc/self/exe", tool_dir, sizeof(tool_dir) - 1);
-	char *slash;
 
-	if (n > 0) {
-		tool_dir[n] = '\0';
-		slash = strrchr(tool_dir, '/');
-		if (slash)
-			*slash = '\0';
-	}
 	if (s && atoi(s) > 0 && atoi(s) <= 60)
 		seconds = atoi(s);
 	return test_harness_run(argc, argv);

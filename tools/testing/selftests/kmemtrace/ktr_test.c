@@ -4,8 +4,10 @@
  * kmemtrace/ktr/ and the ktrdump decoder, driven by the known trace
  * points of kmemtrace/ktr/selftest (CONFIG_KTR_SELFTEST).
  *
- * Needs root. Skips, saying why, on a kernel without CONFIG_KMEMTRACE,
- * CONFIG_KTR or CONFIG_KTR_SELFTEST.
+ * Needs root. Skips, saying why, on a kernel without CONFIG_KMEMTRACE;
+ * fails without CONFIG_KTR or CONFIG_KTR_SELFTEST, which the kselftests'
+ * config asks for, unless /proc/config.gz says they are off (a skip).
+ * ktrdump is the one built beside this test, never one from PATH.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -22,6 +24,7 @@
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/types.h>
+#include <grp.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -31,8 +34,6 @@
 #include "../kselftest_harness.h"
 #include "kmt_util.h"
 
-#define DEBUGFS		"/sys/kernel/debug"
-#define KMT_DIR		DEBUGFS "/kmemtrace"
 #define KTR_DIR		KMT_DIR "/ktr"
 #define NOBODY		65534
 /* KTR_GEN | KTR_DEV | KTR_TEST: what "fire" uses, and nothing else traces. */
@@ -54,73 +55,21 @@ static const char *const fired[] = {
 	"ktr selftest: end",
 };
 
-static const char *ktr_available(void)
-{
-	struct statfs sfs;
-	struct stat st;
-
-	if (geteuid() != 0)
-		return "KTR's debugfs files are for root only: run as root";
-	if (statfs(DEBUGFS, &sfs) || sfs.f_type != DEBUGFS_MAGIC) {
-		if (mount("debugfs", DEBUGFS, "debugfs", 0, NULL))
-			return "debugfs is not mounted on " DEBUGFS " and cannot be";
-	}
-	if (stat(KMT_DIR, &st))
-		return KMT_DIR " is absent: kernel built without CONFIG_KMEMTRACE";
-	if (stat(KTR_DIR, &st))
-		return "kmemtrace/ktr is absent: kernel built without CONFIG_KTR";
-	if (stat(KTR_DIR "/selftest", &st))
-		return "kmemtrace/ktr/selftest is absent: no CONFIG_KTR_SELFTEST";
-	return NULL;
-}
-
-/* Writes @s to @path; returns 0 or the errno of the failure. */
-static int write_str(const char *path, const char *s)
-{
-	int fd = open(path, O_WRONLY), err = 0;
-	ssize_t n;
-
-	if (fd < 0)
-		return errno;
-	n = write(fd, s, strlen(s));
-	if (n < 0)
-		err = errno;
-	else if ((size_t)n != strlen(s))
-		err = EIO;
-	close(fd);
-	return err;
-}
+/*
+ * In a fixture's setup: kmemtrace, KTR and its self-test trigger are
+ * there, or the test skips (no CONFIG_KMEMTRACE, or /proc/config.gz
+ * says CONFIG_KTR or CONFIG_KTR_SELFTEST is off) or fails.
+ */
+#define KTR_NEED() do {								\
+	KMT_NEED_KMEMTRACE();							\
+	KMT_REQUIRE(KTR_DIR, "CONFIG_KTR");					\
+	KMT_REQUIRE(KTR_DIR "/selftest", "CONFIG_KTR_SELFTEST");		\
+} while (0)
 
 /* Reads @path into a malloc'ed string; NULL on error. */
 static char *read_str(const char *path)
 {
-	size_t cap = 4096, len = 0;
-	char *buf = malloc(cap);
-	int fd = open(path, O_RDONLY);
-	ssize_t n;
-
-	if (fd < 0 || !buf) {
-		free(buf);
-		if (fd >= 0)
-			close(fd);
-		return NULL;
-	}
-	while ((n = read(fd, buf + len, cap - len - 1)) > 0) {
-		len += n;
-		if (cap - len < 2) {
-			cap *= 2;
-			buf = realloc(buf, cap);
-			if (!buf)
-				break;
-		}
-	}
-	close(fd);
-	if (!buf || n < 0) {
-		free(buf);
-		return NULL;
-	}
-	buf[len] = '\0';
-	return buf;
+	return kmt_read_file(path, NULL);
 }
 
 static uint64_t read_mask(void)
@@ -178,18 +127,20 @@ struct view {
 
 FIXTURE(ktr) {
 	uint64_t saved_mask;	/* restored by the teardown */
+	bool restore;		/* saved_mask was read */
+	mode_t root_mode;	/* debugfs root's mode before the test */
+	bool restore_root;	/* root_mode must be put back */
 	struct view v;
 };
 
 FIXTURE_SETUP(ktr)
 {
-	const char *why = ktr_available();
-
-	if (why)
-		SKIP(return, "%s", why);
+	self->restore_root = false;
+	KTR_NEED();
 	self->saved_mask = read_mask();
-	ASSERT_EQ(0, write_str(KTR_DIR "/mask", FIRED_CLASSES));
-	ASSERT_EQ(0, write_str(KTR_DIR "/clear", "1"));
+	self->restore = true;
+	ASSERT_EQ(0, kmt_write_str(KTR_DIR "/mask", FIRED_CLASSES));
+	ASSERT_EQ(0, kmt_write_str(KTR_DIR "/clear", "1"));
 }
 
 FIXTURE_TEARDOWN(ktr)
@@ -197,17 +148,19 @@ FIXTURE_TEARDOWN(ktr)
 	char buf[32];
 
 	free(self->v.text);
-	if (!ktr_available()) {
+	if (self->restore_root)
+		EXPECT_EQ(0, chmod(KMT_DEBUGFS, self->root_mode));
+	if (self->restore) {
 		snprintf(buf, sizeof(buf), "%#llx",
 			 (unsigned long long)self->saved_mask);
-		write_str(KTR_DIR "/mask", buf);
+		kmt_write_str(KTR_DIR "/mask", buf);
 	}
 }
 
 /* Fires the known trace points and reads the text view back; -1 if not. */
 static int fire_and_read(struct view *v)
 {
-	if (write_str(KTR_DIR "/selftest", "fire"))
+	if (kmt_write_str(KTR_DIR "/selftest", "fire"))
 		return -1;
 	free(v->text);
 	v->text = read_str(KTR_DIR "/trace");
@@ -232,7 +185,7 @@ TEST_F(ktr, text_view_one_class)
 {
 	int i, j = 0;
 
-	ASSERT_EQ(0, write_str(KTR_DIR "/mask", "0x40000000"));
+	ASSERT_EQ(0, kmt_write_str(KTR_DIR "/mask", "0x40000000"));
 	ASSERT_EQ(10, fire_and_read(&self->v));
 	for (i = 0; i < (int)ARRAY_SIZE(fired); i++) {
 		if (strstr(fired[i], ": gen ") || strstr(fired[i], ": dev "))
@@ -245,11 +198,11 @@ TEST_F(ktr, text_view_one_class)
 TEST_F(ktr, frozen_and_cleared)
 {
 	ASSERT_EQ(12, fire_and_read(&self->v));
-	ASSERT_EQ(0, write_str(KTR_DIR "/clear", "1"));
-	ASSERT_EQ(0, write_str(KTR_DIR "/mask", "0"));
+	ASSERT_EQ(0, kmt_write_str(KTR_DIR "/clear", "1"));
+	ASSERT_EQ(0, kmt_write_str(KTR_DIR "/mask", "0"));
 	ASSERT_EQ(0, fire_and_read(&self->v));
 	/* Clearing does not stop tracing. */
-	ASSERT_EQ(0, write_str(KTR_DIR "/mask", "0x40000000"));
+	ASSERT_EQ(0, kmt_write_str(KTR_DIR "/mask", "0x40000000"));
 	ASSERT_EQ(10, fire_and_read(&self->v));
 }
 
@@ -258,12 +211,12 @@ TEST_F(ktr, mask_read_write)
 {
 	char *s;
 
-	ASSERT_EQ(0, write_str(KTR_DIR "/mask", "0x40000004\n"));
+	ASSERT_EQ(0, kmt_write_str(KTR_DIR "/mask", "0x40000004\n"));
 	s = read_str(KTR_DIR "/mask");
 	ASSERT_NE(NULL, s);
 	EXPECT_STREQ("0x0000000040000004\n", s);
 	free(s);
-	ASSERT_EQ(0, write_str(KTR_DIR "/mask", "0"));
+	ASSERT_EQ(0, kmt_write_str(KTR_DIR "/mask", "0"));
 	s = read_str(KTR_DIR "/mask");
 	ASSERT_NE(NULL, s);
 	EXPECT_STREQ("0x0000000000000000\n", s);
@@ -280,7 +233,7 @@ TEST_F(ktr, mask_bad_writes)
 	};
 	unsigned int i;
 
-	ASSERT_EQ(0, write_str(KTR_DIR "/mask", "0x40000001"));
+	ASSERT_EQ(0, kmt_write_str(KTR_DIR "/mask", "0x40000001"));
 	for (i = 0; i < ARRAY_SIZE(bad); i++) {
 		int fd = open(KTR_DIR "/mask", O_WRONLY);
 
@@ -307,7 +260,7 @@ TEST_F(ktr, mask_not_compiled)
 	n = sscanf(p + 7, "%d %d", &compiled, &enabled);
 	ASSERT_EQ(2, n);
 	free(classes);
-	ASSERT_EQ(0, write_str(KTR_DIR "/mask", "0x40000100"));
+	ASSERT_EQ(0, kmt_write_str(KTR_DIR "/mask", "0x40000100"));
 	EXPECT_EQ(0x40000000ULL | (compiled ? 0x100 : 0), read_mask());
 	/* The test kernel leaves KTR_SPL out, as ktr(4)'s default does. */
 	EXPECT_EQ(0, compiled);
@@ -318,47 +271,24 @@ TEST_F(ktr, control_bad_writes)
 {
 	char *s;
 
-	EXPECT_EQ(EINVAL, write_str(KTR_DIR "/clear", "2"));
-	EXPECT_EQ(EINVAL, write_str(KTR_DIR "/clear", "yes"));
-	EXPECT_EQ(0, write_str(KTR_DIR "/dump_on_oops", "5"));
-	EXPECT_EQ(EINVAL, write_str(KTR_DIR "/dump_on_oops", "-1"));
-	EXPECT_EQ(EINVAL, write_str(KTR_DIR "/dump_on_oops", "many"));
-	EXPECT_EQ(EINVAL, write_str(KTR_DIR "/dump_on_oops", "99999999999"));
+	EXPECT_EQ(-EINVAL, kmt_write_str(KTR_DIR "/clear", "2"));
+	EXPECT_EQ(-EINVAL, kmt_write_str(KTR_DIR "/clear", "yes"));
+	EXPECT_EQ(0, kmt_write_str(KTR_DIR "/dump_on_oops", "5"));
+	EXPECT_EQ(-EINVAL, kmt_write_str(KTR_DIR "/dump_on_oops", "-1"));
+	EXPECT_EQ(-EINVAL, kmt_write_str(KTR_DIR "/dump_on_oops", "many"));
+	EXPECT_EQ(-EINVAL, kmt_write_str(KTR_DIR "/dump_on_oops", "99999999999"));
 	s = read_str(KTR_DIR "/dump_on_oops");
 	ASSERT_NE(NULL, s);
 	EXPECT_STREQ("5\n", s);
 	free(s);
-	EXPECT_EQ(0, write_str(KTR_DIR "/dump_on_oops", "0"));
-	EXPECT_EQ(EINVAL, write_str(KTR_DIR "/selftest", "frobnicate"));
-	EXPECT_EQ(EINVAL, write_str(KTR_DIR "/selftest", "bench 0 5"));
-	EXPECT_EQ(EINVAL, write_str(KTR_DIR "/selftest", "bench 10 5 junk"));
+	EXPECT_EQ(0, kmt_write_str(KTR_DIR "/dump_on_oops", "0"));
+	EXPECT_EQ(-EINVAL, kmt_write_str(KTR_DIR "/selftest", "frobnicate"));
+	EXPECT_EQ(-EINVAL, kmt_write_str(KTR_DIR "/selftest", "bench 0 5"));
+	EXPECT_EQ(-EINVAL, kmt_write_str(KTR_DIR "/selftest", "bench 10 5 junk"));
 }
 
-/* The decoder: the ktrdump built beside this test, else one on PATH. */
+/* The decoder: the ktrdump built beside this test (none: a failure). */
 static char ktrdump[PATH_MAX];
-
-static const char *find_ktrdump(void)
-{
-	char self[PATH_MAX - 16];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	char *slash;
-
-	if (n > 0) {
-		self[n] = '\0';
-		slash = strrchr(self, '/');
-		if (slash) {
-			*slash = '\0';
-			snprintf(ktrdump, sizeof(ktrdump), "%s/ktrdump", self);
-			if (!access(ktrdump, X_OK))
-				return NULL;
-		}
-	}
-	if (!system("command -v ktrdump >/dev/null")) {
-		snprintf(ktrdump, sizeof(ktrdump), "ktrdump");
-		return NULL;
-	}
-	return "ktrdump is neither beside this test nor on PATH: build tools/kmemtrace";
-}
 
 /* Reads @dir/@name into a new string. */
 static char *read_in(const char *dir, const char *name)
@@ -379,23 +309,24 @@ FIXTURE(dec) {
 
 FIXTURE_SETUP(dec)
 {
-	const char *why = ktr_available();
+	char cap[64];
 
 	self->dir[0] = '\0';
-	if (!why)
-		why = find_ktrdump();
-	if (why)
-		SKIP(return, "%s", why);
+	KTR_NEED();
+	KMT_TOOL(ktrdump, "ktrdump");
 	self->saved_mask = read_mask();
 	snprintf(self->dir, sizeof(self->dir), "/tmp/ktr_test.XXXXXX");
 	ASSERT_NE(NULL, mkdtemp(self->dir));
-	ASSERT_EQ(0, write_str(KTR_DIR "/mask", FIRED_CLASSES));
-	ASSERT_EQ(0, write_str(KTR_DIR "/clear", "1"));
+	ASSERT_EQ(0, kmt_write_str(KTR_DIR "/mask", FIRED_CLASSES));
+	ASSERT_EQ(0, kmt_write_str(KTR_DIR "/clear", "1"));
 	ASSERT_EQ(12, fire_and_read(&self->v));
 	/* Stop, so that every reader sees the same entries. */
-	ASSERT_EQ(0, write_str(KTR_DIR "/mask", "0"));
-	ASSERT_EQ(0, kmt_run("mkdir %s/cap && cd " KTR_DIR " && for f in formats classes cpu*;"
-			     " do cat $f > %s/cap/$f || exit 1; done", self->dir, self->dir));
+	ASSERT_EQ(0, kmt_write_str(KTR_DIR "/mask", "0"));
+	snprintf(cap, sizeof(cap), "%s/cap", self->dir);
+	ASSERT_EQ(0, mkdir(cap, 0700));
+	/* A saved copy: each file copied, or the loop says which was not. */
+	ASSERT_EQ(0, kmt_run("cd " KTR_DIR " && for f in formats classes cpu*;"
+			     " do cat $f > %s/$f || { echo \"# cannot copy $f\"; exit 1; }; done", cap));
 }
 
 FIXTURE_TEARDOWN(dec)
@@ -411,7 +342,7 @@ FIXTURE_TEARDOWN(dec)
 		return;
 	kmt_run("rm -rf %s", self->dir);
 	snprintf(buf, sizeof(buf), "%#llx", (unsigned long long)self->saved_mask);
-	write_str(KTR_DIR "/mask", buf);
+	kmt_write_str(KTR_DIR "/mask", buf);
 }
 
 /* ktrdump prints what the kernel prints, live and from a saved copy. */
@@ -434,15 +365,25 @@ TEST_F(dec, decoder_matches_text_view)
 	EXPECT_STREQ(a, b);
 	free(b);
 	free(a);
-	/* Oldest first, with file:line, only one class, by name. */
-	EXPECT_EQ(0, kmt_run("%s -o -l -m test %s/cap | sed -n 3p | grep -q '%s'", ktrdump, d,
-			     " 0 kernel/kmemtrace/ktr_selftest.c:[0-9]* ktr selftest: start$"));
+	/*
+	 * Oldest first, with file:line, only one class, by name; each run's
+	 * exit status checked on its own, not lost in a pipeline.
+	 */
+	EXPECT_EQ(KMT_EXIT_OK, kmt_run("%s -o -l -m test %s/cap > %s/test", ktrdump, d, d));
+	EXPECT_EQ(0, kmt_run("sed -n 3p %s/test | grep -q '%s'", d,
+			     " 0 kernel/kmemtrace/ktr_selftest.c:[0-9]* ktr selftest: start$"))
+		kmt_run("cat %s/test >&2", d);
 	/* Header (2 lines), the dev and test-or-dev entries. */
-	EXPECT_EQ(0, kmt_run("test $(%s -m dev %s/cap | wc -l) = 4", ktrdump, d));
-	/* The same class as a mask (KTR_DEV is bit 2); an unknown name fails. */
-	EXPECT_EQ(0, kmt_run("test $(%s -m 0x4 %s/cap | wc -l) = 4", ktrdump, d));
-	EXPECT_EQ(1, kmt_run("%s -m dev,nosuch %s/cap > /dev/null 2> %s/err", ktrdump, d, d));
-	EXPECT_EQ(0, kmt_run("grep -q \"no class 'nosuch' in \" %s/err", d));
+	EXPECT_EQ(KMT_EXIT_OK, kmt_run("%s -m dev %s/cap > %s/dev", ktrdump, d, d));
+	EXPECT_EQ(0, kmt_run("test $(wc -l < %s/dev) = 4", d)) kmt_run("cat %s/dev >&2", d);
+	/* The same class as a mask (KTR_DEV is bit 2). */
+	EXPECT_EQ(KMT_EXIT_OK, kmt_run("%s -m 0x4 %s/cap > %s/dev4", ktrdump, d, d));
+	EXPECT_EQ(0, kmt_run("cmp -s %s/dev %s/dev4", d, d));
+	/* An unknown name is bad usage. */
+	EXPECT_EQ(KMT_EXIT_USAGE, kmt_run("%s -m dev,nosuch %s/cap > /dev/null 2> %s/err",
+					  ktrdump, d, d));
+	EXPECT_EQ(0, kmt_run("grep -q \"no class 'nosuch' in \" %s/err", d))
+		kmt_run("cat %s/err >&2", d);
 }
 
 /* Wait up to 10 s for a file in @dir to hold at least @lines lines. */
@@ -473,7 +414,7 @@ TEST_F(dec, decoder_follow)
 	char *out, *err, *lines[64];
 	int i, n, status;
 
-	ASSERT_EQ(0, write_str(KTR_DIR "/mask", FIRED_CLASSES));
+	ASSERT_EQ(0, kmt_write_str(KTR_DIR "/mask", FIRED_CLASSES));
 	snprintf(out_path, sizeof(out_path), "%s/out", d);
 	snprintf(err_path, sizeof(err_path), "%s/err", d);
 	self->follower = fork();
@@ -486,13 +427,15 @@ TEST_F(dec, decoder_follow)
 	}
 	/* The 2 header lines and the 12 entries already there, then 12 more. */
 	ASSERT_TRUE(wait_lines(d, "out", 2 + nf));
-	ASSERT_EQ(0, write_str(KTR_DIR "/selftest", "fire"));
+	ASSERT_EQ(0, kmt_write_str(KTR_DIR "/selftest", "fire"));
 	ASSERT_TRUE(wait_lines(d, "out", 2 + 2 * nf));
 	/* It reads once more on SIGTERM and says how much it printed. */
 	ASSERT_EQ(0, kill(self->follower, SIGTERM));
 	ASSERT_EQ(self->follower, waitpid(self->follower, &status, 0));
 	self->follower = 0;
-	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
+	ASSERT_TRUE(WIFEXITED(status)) TH_LOG("ktrdump -f: status %#x", status);
+	/* The first stop signal ends it as the end of its input would. */
+	EXPECT_EQ(KMT_EXIT_OK, WEXITSTATUS(status));
 	err = read_in(d, "err");
 	ASSERT_NE(NULL, err);
 	EXPECT_NE(NULL, strstr(err, ": 24 entries printed")) TH_LOG("stderr: %s", err);
@@ -507,17 +450,25 @@ TEST_F(dec, decoder_follow)
 	free(out);
 }
 
-/* A corrupt or truncated capture: the file and offset named, exit 1. */
+/*
+ * A corrupt or truncated capture: the file and offset named, exit
+ * KMT_EXIT_CORRUPT; bad options: KMT_EXIT_USAGE (kmt_cli.h's scheme).
+ */
 TEST_F(dec, decoder_bad_input)
 {
 	const char *d = self->dir;
 	char *err;
 
-	/* Cut 5 bytes off the end of every CPU file that holds entries. */
-	ASSERT_EQ(0, kmt_run("cd %s/cap && for f in cpu*; do s=$(wc -c < $f);"
-			     " [ $s -le 40 ] || { head -c $((s - 5)) $f > t && mv t $f; };"
-			     " done", d));
-	EXPECT_EQ(1, kmt_run("%s %s/cap > /dev/null 2> %s/err", ktrdump, d, d));
+	/*
+	 * Cut 5 bytes off the end of every CPU file that holds entries
+	 * (more than a header: 40 bytes); at least one does, the fired
+	 * ones. Exit 3 if one could not be cut, 4 if none was.
+	 */
+	ASSERT_EQ(0, kmt_run("cd %s/cap && n=0 && for f in cpu*; do s=$(wc -c < $f);"
+			     " [ $s -le 40 ] && continue; n=$((n + 1));"
+			     " head -c $((s - 5)) $f > t && mv t $f || exit 3; done; [ $n -gt 0 ] || exit 4",
+			     d));
+	EXPECT_EQ(KMT_EXIT_CORRUPT, kmt_run("%s %s/cap > /dev/null 2> %s/err", ktrdump, d, d));
 	err = read_in(d, "err");
 	ASSERT_NE(NULL, err);
 	EXPECT_NE(NULL, strstr(err, "/cap/cpu")) TH_LOG("stderr: %s", err);
@@ -525,23 +476,30 @@ TEST_F(dec, decoder_bad_input)
 	EXPECT_NE(NULL, strstr(err, "truncated")) TH_LOG("stderr: %s", err);
 	free(err);
 	/* Only a cpu0 of 7 bytes beside the format table. */
-	ASSERT_EQ(0, kmt_run("rm -f %s/cap/cpu* && printf garbage > %s/cap/cpu0", d, d));
-	EXPECT_EQ(1, kmt_run("%s %s/cap > /dev/null 2> %s/err", ktrdump, d, d));
+	ASSERT_EQ(0, kmt_run("rm -f %s/cap/cpu*", d));
+	ASSERT_EQ(0, kmt_run("printf garbage > %s/cap/cpu0", d));
+	EXPECT_EQ(KMT_EXIT_CORRUPT, kmt_run("%s %s/cap > /dev/null 2> %s/err", ktrdump, d, d));
 	err = read_in(d, "err");
 	ASSERT_NE(NULL, err);
 	EXPECT_NE(NULL, strstr(err, "/cap/cpu0: offset 0: truncated header"))
 		TH_LOG("stderr: %s", err);
 	free(err);
-	EXPECT_EQ(1, kmt_run("%s --no-such-option > /dev/null 2>&1", ktrdump));
-	EXPECT_EQ(1, kmt_run("%s -c x > /dev/null 2>&1", ktrdump));
+	EXPECT_EQ(KMT_EXIT_USAGE, kmt_run("%s --no-such-option > /dev/null 2>&1", ktrdump));
+	EXPECT_EQ(KMT_EXIT_USAGE, kmt_run("%s -c x > /dev/null 2>&1", ktrdump));
 }
 
 /* Every KTR file is root's, with no access at all for group or others. */
 TEST_F(ktr, files_root_only)
 {
+	/* The documented files (debugfs-kmemtrace), each there. */
+	static const char *const named[] = {
+		"mask", "classes", "trace", "formats", "stats", "clear", "dump_on_oops",
+		"selftest", "cpu0",
+	};
 	struct dirent *de;
 	char path[PATH_MAX];
 	struct stat st;
+	unsigned int i;
 	int n = 0;
 	DIR *d = opendir(KTR_DIR);
 
@@ -556,8 +514,11 @@ TEST_F(ktr, files_root_only)
 		n++;
 	}
 	closedir(d);
-	/* mask classes trace formats stats clear dump_on_oops selftest cpu0 */
-	EXPECT_LE(9, n);
+	for (i = 0; i < ARRAY_SIZE(named); i++) {
+		snprintf(path, sizeof(path), KTR_DIR "/%s", named[i]);
+		EXPECT_EQ(0, access(path, F_OK)) TH_LOG("%s: %s", path, strerror(errno));
+	}
+	EXPECT_LE((int)ARRAY_SIZE(named), n);
 }
 
 /* The first line of stats: 1 or 0 for "frozen 1" or "frozen 0", else -1. */
@@ -577,47 +538,73 @@ TEST_F(ktr, freeze_until_mask_written)
 {
 	EXPECT_EQ(0, stats_frozen());
 	ASSERT_EQ(12, fire_and_read(&self->v));
-	ASSERT_EQ(0, write_str(KTR_DIR "/selftest", "freeze"));
+	ASSERT_EQ(0, kmt_write_str(KTR_DIR "/selftest", "freeze"));
 	EXPECT_EQ(0ULL, read_mask());
 	EXPECT_EQ(1, stats_frozen());
 	/* Nothing more records; the buffer keeps what led there. */
 	ASSERT_EQ(13, fire_and_read(&self->v));
 	EXPECT_STREQ("ktr selftest: freezing on request", self->v.lines[12]);
 	/* The benchmark, which sets the mask itself, refuses to thaw it. */
-	EXPECT_EQ(EBUSY, write_str(KTR_DIR "/selftest", "bench 10 1"));
+	EXPECT_EQ(-EBUSY, kmt_write_str(KTR_DIR "/selftest", "bench 10 1"));
 	EXPECT_EQ(0ULL, read_mask());
 	/* Writing the mask by hand starts the trace again. */
-	ASSERT_EQ(0, write_str(KTR_DIR "/mask", FIRED_CLASSES));
+	ASSERT_EQ(0, kmt_write_str(KTR_DIR "/mask", FIRED_CLASSES));
 	EXPECT_EQ(0x40000005ULL, read_mask());
 	EXPECT_EQ(0, stats_frozen());
 	ASSERT_EQ(25, fire_and_read(&self->v));
 }
 
-/* Root only: an unprivileged process cannot open any KTR file. */
+/*
+ * Root only: an unprivileged process cannot open any KTR file. debugfs'
+ * root is 0700, which would deny `nobody' before any KTR file's own mode
+ * is looked at: it is opened up for the test (the teardown restores it),
+ * and the child must be able to reach each file (stat) before its open is
+ * refused, so a world-readable or world-writable file fails the test.
+ */
 TEST_F(ktr, unprivileged_open_denied)
 {
 	static const char *const files[] = {
 		KTR_DIR "/mask", KTR_DIR "/trace", KTR_DIR "/cpu0",
-		KTR_DIR "/formats", KTR_DIR "/selftest",
+		KTR_DIR "/formats", KTR_DIR "/selftest", KTR_DIR "/clear",
+		KTR_DIR "/stats", KTR_DIR "/classes", KTR_DIR "/dump_on_oops",
 	};
+	struct stat root, st;
 	unsigned int i;
 	int status;
-	pid_t pid = fork();
+	pid_t pid;
 
+	ASSERT_EQ(0, stat(KMT_DEBUGFS, &root));
+	self->root_mode = root.st_mode & 07777;
+	ASSERT_EQ(0, chmod(KMT_DEBUGFS, 0755));
+	self->restore_root = true;
+	/* No permission bit for others, whatever open() says below. */
+	for (i = 0; i < ARRAY_SIZE(files); i++) {
+		ASSERT_EQ(0, stat(files[i], &st)) TH_LOG("%s: %s", files[i], strerror(errno));
+		EXPECT_EQ(0U, st.st_mode & 0007) TH_LOG("%s: mode %#o", files[i], st.st_mode & 07777);
+	}
+	pid = fork();
 	ASSERT_LE(0, pid);
 	if (pid == 0) {
-		if (setgid(NOBODY) || setuid(NOBODY))
+		if (setgroups(0, NULL) || setgid(NOBODY) || setuid(NOBODY))
 			_exit(100);
 		for (i = 0; i < ARRAY_SIZE(files); i++) {
-			int fd = open(files[i], O_RDONLY);
+			int fd;
 
+			/* The directories let nobody through: the file itself refuses. */
+			if (stat(files[i], &st))
+				_exit(50 + i);
+			fd = open(files[i], O_RDONLY);
 			if (fd >= 0 || errno != EACCES)
 				_exit(1 + i);
+			fd = open(files[i], O_WRONLY);
+			if (fd >= 0 || errno != EACCES)
+				_exit(20 + i);
 		}
 		_exit(0);
 	}
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	ASSERT_TRUE(WIFEXITED(status));
+	/* 100: cannot drop privileges, 50+i: files[i] unreachable, 1+i/20+i: opened */
 	EXPECT_EQ(0, WEXITSTATUS(status));
 }
 
