@@ -32,10 +32,14 @@
 
 static const char *const file_names[] = { "meta", "cpu0", "cpu1" };
 
+/* The report each input makes, new again after it (report_reset()). */
+static struct report rep;
+
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	/* The reports go nowhere; their code runs all the same. */
 	fuzz_init_dir("fuzz_report", file_names, ARRAY_SIZE(file_names));
+	report_init(&rep);
 	return 0;
 }
 
@@ -49,8 +53,8 @@ static void symbols(const uint8_t *text, size_t len)
 		return;
 	if (write(fd, text, len) == (ssize_t)len) {
 		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-		load_symbols(path);
-		load_cache_names(path);
+		load_symbols(&rep, path);
+		load_cache_names(&rep, path);
 	}
 	close(fd);
 }
@@ -101,18 +105,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fuzz_put_file("cpu0", data, size);
 		fuzz_put_file("cpu1", NULL, 0);
 	}
-	cap.stop_on_error = true;
-	if (!kmt_capture_open(&cap, fuzz_dir))
-		analyse();
-	leaks();
-	collect();
-	emit_text(20);
-	emit_json(-1);
-	emit_csv(-1);
-	emit_folded(-1);
-	emit_json(2);
+	rep.cap.stop_on_error = true;
+	if (!kmt_capture_open(&rep.cap, fuzz_dir))
+		analyse(&rep);
+	leaks(&rep);
+	collect(&rep);
+	emit_text(&rep, 20);
+	emit_json(&rep, -1);
+	emit_csv(&rep, -1);
+	emit_folded(&rep, -1);
+	emit_json(&rep, 2);
 	fflush(stdout);
-	report_status();
-	report_reset();
+	report_status(&rep);
+	report_reset(&rep);
 	return 0;
 }

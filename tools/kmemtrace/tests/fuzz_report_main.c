@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * fuzz_report_main - a libFuzzer harness for kmemtrace-report's main():
- * its options, the capture directory it reads (meta and the CPU files
- * meta names, kallsyms, caches) and every report format, on arbitrary
- * bytes. fuzz_report.c drives the reader and the analysis directly.
+ * fuzz_report_main - a libFuzzer harness for kmemtrace-report's main()
+ * (report_run(), all of main() but the making and freeing of the
+ * report, which the harness does): its options, the capture directory
+ * it reads (meta and the CPU files meta names, kallsyms, caches) and
+ * every report format, on arbitrary bytes. fuzz_report.c drives the
+ * reader and the analysis directly.
  *
  *   clang -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -pthread \
  *	-I tools/include -isystem usr/include -o fuzz_report_main fuzz_report_main.c
@@ -26,8 +28,9 @@
  * kmemtrace-report exits through die() when meta or a CPU file cannot
  * be read or is corrupt (on its main thread, once the reader thread is
  * joined): here exit() jumps back to the harness, which closes the CPU
- * files and frees their buffers and what the analysis holds
- * (report_reset(), which closes the capture), and puts the options back.
+ * files and frees their buffers and what the analysis holds, and puts
+ * the options back (report_reset(), which closes the capture and makes
+ * the report new).
  */
 #include <getopt.h>
 #include <limits.h>
@@ -50,12 +53,14 @@
 #undef exit
 
 static const char *const file_names[] = { "meta", "kallsyms", "caches", "cpu0", "cpu1" };
-static __typeof__(filt) filt_init;
+
+/* The report main() would make, the harness's here: reachable after an exit(). */
+static struct report rep;
 
 int LLVMFuzzerInitialize(int *argc __maybe_unused, char ***argv __maybe_unused)
 {
 	fuzz_init_dir("fuzz_report_main", file_names, ARRAY_SIZE(file_names));
-	filt_init = filt;
+	report_init(&rep);
 	return 0;
 }
 
@@ -63,12 +68,8 @@ int LLVMFuzzerInitialize(int *argc __maybe_unused, char ***argv __maybe_unused)
 static void reset(void)
 {
 	fuzz_close_all();
-	/* Whether main() returned or exited: report_reset() may run twice. */
-	report_reset();
-	filt = filt_init;
-	sort_key = SORT_ALLOC;
-	site_filter = NULL;
-	show_sizes = false;
+	/* Whether report_run() returned or exited: the report new again. */
+	report_reset(&rep);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -132,7 +133,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 
 	optind = 0;	/* getopt_long() from the start */
-	FUZZ_RUN(report_main(argc, argv));
+	FUZZ_RUN(report_run(&rep, argc, argv));
 	fflush(stdout);
 	reset();
 	return 0;
