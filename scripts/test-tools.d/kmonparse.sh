@@ -469,7 +469,10 @@ reader=$!
 "$KP" "$kd/mix.log" >"$kd/ofifo" 2>/dev/null &
 pid=$!
 for ((i = 0; i < 100; i++)); do
-	[ "$(cut -d' ' -f3 "/proc/$pid/stat" 2>/dev/null)" = S ] && break
+	# kmonparse itself asleep in its write, not the shell that forked it
+	# asleep opening the FIFO, which the signal would kill.
+	[ "$(readlink "/proc/$pid/exe")" = "$(readlink -f "$KP")" ] &&
+		[ "$(cut -d' ' -f3 "/proc/$pid/stat" 2>/dev/null)" = S ] && break
 	sleep 0.1
 done
 kill -TERM $pid

@@ -212,7 +212,7 @@ gcc -O2 -Wall -Wextra -o "$kr/krgen" "$kr/krgen.c" 2>"$kr/krgen.log" ||
 
 # The format table of every capture here: 0 takes one slot, 1 and 2 two
 # (five 32-bit words of arguments: more than the first slot's four).
-# Class names for --class: gen (bit 0), dev (2), test (30).
+# Class names for --classes (-C): gen (bit 0), dev (2), test (30).
 kr_formats='0 0x1 1 0x1 kernel/x.c:10 "v %lu"
 1 0x4 3 0x6 drivers/y.c:20 "wide %d %lx %s"
 2 0x40000000 3 0x3 kernel/z.c:30 "s=%s p=%#lx d=%d"
@@ -276,7 +276,7 @@ kr_verdict() {
 	kr_why=""
 }
 
-# kr_sorted LIST: the lines ktrdump -o prints (no header) for krgen's
+# kr_sorted LIST: the lines ktrdump -O prints (no header) for krgen's
 # "TS CPU POS ARG" list: entries by time stamp, then CPU, then position
 # (a stable sort of the list, which is by CPU and position), Delta-T from
 # the entry before, Idx the position modulo 1024 slots.
@@ -307,7 +307,7 @@ ok=1
 want=$(printf '%s\n' 'C Idx Delta-T  Trace' '= === ======== =====' '0   0        0 v 10' \
 	'8191   0        a v 11' '100000   0        a v 12' '4294967295   0        a v 13')
 rc=0
-got=$("$KR" -o "$kr/bigcpu" 2>"$kr/bigcpu.err") || rc=$?
+got=$("$KR" -O "$kr/bigcpu" 2>"$kr/bigcpu.err") || rc=$?
 if [ $rc -ne 0 ] || [ "$got" != "$want" ]; then
 	kr_fail "CPUs 0, 8191, 100000, 4294967295" "exit $rc: $(printf '%s' "$got" | tr '\n' '|')"
 	ok=0
@@ -318,7 +318,7 @@ if ! grep -q 'cpu01: ignored: not a cpu<N> name' "$kr/bigcpu.err" ||
 	ok=0
 fi
 rc=0
-got=$("$KR" -o -c 8191,4294967295 "$kr/bigcpu" 2>/dev/null) || rc=$?
+got=$("$KR" -O -c 8191,4294967295 "$kr/bigcpu" 2>/dev/null) || rc=$?
 want=$(printf '%s\n' 'C Idx Delta-T  Trace' '= === ======== =====' '8191   0        0 v 11' \
 	'4294967295   0       14 v 13')
 if [ $rc -ne 0 ] || [ "$got" != "$want" ]; then
@@ -336,7 +336,7 @@ printf '%s' "$kr_formats" >"$kr/c1100/formats"
 printf '%s\n' 'many 1100 3 first=7100 seed=3' | "$kr/krgen" "$kr/c1100" >"$kr/c1100.list"
 kr_sorted "$kr/c1100.list" >"$kr/c1100.want"
 rc=0
-(ulimit -n 1024 && exec "$KR" -o "$kr/c1100") >"$kr/c1100.out" 2>&1 || rc=$?
+(ulimit -n 1024 && exec "$KR" -O "$kr/c1100") >"$kr/c1100.out" 2>&1 || rc=$?
 [ $rc -eq 0 ] || kr_why+="exit $rc (want 0): $(grep -m2 -v '^[0-9]' "$kr/c1100.out" | tr '\n' ' '); "
 tail -n +3 "$kr/c1100.out" | cmp -s - "$kr/c1100.want" ||
 	kr_why+="not the 3300 lines in the merge's order ($(($(wc -l <"$kr/c1100.out") - 2)) lines); "
@@ -389,20 +389,20 @@ cpu 1
 e 95 0 0 3
 e 100 1 0 4'
 rc=0
-"$KR" -o "$kr/m64" >"$kr/m64.old" 2>&1 || rc=$?
-[ $rc -eq 0 ] || kr_why+="-o: exit $rc; "
+"$KR" -O "$kr/m64" >"$kr/m64.old" 2>&1 || rc=$?
+[ $rc -eq 0 ] || kr_why+="-O: exit $rc; "
 rc=0
 "$KR" "$kr/m64" >"$kr/m64.new" 2>&1 || rc=$?
 [ $rc -eq 0 ] || kr_why+="newest first: exit $rc; "
 rc=0
-got=$("$KR" -o "$kr/back" 2>&1) || rc=$?
+got=$("$KR" -O "$kr/back" 2>&1) || rc=$?
 [ $rc -eq 0 ] || kr_why+="time stamps back: exit $rc; "
 want=$(printf '%s\n' 'C Idx Delta-T  Trace' '= === ======== =====' '1   0        0 v 3' \
 	'0   0        5 v 1' '0   1 -      a v 2' '1   1        a v 4')
 tail -n +3 "$kr/m64.old" | cmp -s - "$kr/m64.want" ||
-	kr_why+="-o: $(tail -n +3 "$kr/m64.old" | cmp - "$kr/m64.want" 2>&1 | head -1); "
+	kr_why+="-O: $(tail -n +3 "$kr/m64.old" | cmp - "$kr/m64.want" 2>&1 | head -1 || true); "
 tail -n +3 "$kr/m64.new" | cmp -s - <(tac "$kr/m64.want") ||
-	kr_why+="newest first: $(tail -n +3 "$kr/m64.new" | cmp - <(tac "$kr/m64.want") 2>&1 | head -1); "
+	kr_why+="newest first: $(tail -n +3 "$kr/m64.new" | cmp - <(tac "$kr/m64.want") 2>&1 | head -1 || true); "
 [ "$got" = "$want" ] || kr_why+="time stamps back: $(printf '%s' "$got" | tr '\n' '|'); "
 kr_verdict "merge order" \
 	"ktrdump: 64 CPUs of 200 entries with ties merged by time stamp, then CPU, then position, oldest and newest first; a CPU's time stamps that go back keep its order"
@@ -464,7 +464,7 @@ if ! cmp -s "$kr/native/cpu0" "$kr/mixed/cpu0"; then
 	kr_fail "other byte order" "krgen wrote another cpu0 for the same (native) order in mixed"
 	ok=0
 fi
-for o in "" -o -a "-l -o"; do
+for o in "" -O -a "-l -O"; do
 	# shellcheck disable=SC2086 # the options, split
 	"$KR" $o "$kr/native" >"$kr/native.out" 2>&1 || true
 	for c in swapped mixed; do
@@ -491,7 +491,7 @@ if ! grep -q 'the kernel dropped 3 entries since boot' "$kr/native.out"; then
 	ok=0
 fi
 [ $ok -eq 0 ] ||
-	t_pass "ktrdump: a capture of the other byte order, and one of both orders, print what this machine's own prints (-a, -o, -l too)"
+	t_pass "ktrdump: a capture of the other byte order, and one of both orders, print what this machine's own prints (-a, -O, -l too)"
 
 # A dump says on standard error what the kernel could not record (the
 # raw header's dropped count): exit 0, it shows all there is.
@@ -521,10 +521,10 @@ kr_expect badopt 2 '^Usage: ktrdump' --bogus "$kr/one" || ok=0
 kr_expect twodirs 2 "one directory at most" "$kr/one" "$kr/one" || ok=0
 kr_expect badcpu 2 "--cpu: 'x' is not a CPU list" -c x "$kr/one" || ok=0
 kr_expect emptycpu 2 "--cpu: '' is not a CPU list" -c '' "$kr/one" || ok=0
-kr_expect badint 2 "--interval: '0' is not from 1 to 3600000" -f -i 0 "$kr/one" || ok=0
+kr_expect badint 2 "--interval: '0' is not from 1 to 3600000" -F -i 0 "$kr/one" || ok=0
 kr_expect intnf 2 "--interval: only with --follow" -i 50 "$kr/one" || ok=0
-kr_expect nosuch 2 "no class 'nosuch' in " -m dev,nosuch "$kr/one" || ok=0
-kr_expect negmask 2 "--class: '-1' is not a 64-bit mask" -m -1 "$kr/one" || ok=0
+kr_expect nosuch 2 "no class 'nosuch' in " -C dev,nosuch "$kr/one" || ok=0
+kr_expect negmask 2 "--classes: '-1' is not a 64-bit mask" -C -1 "$kr/one" || ok=0
 kr_expect nodir 2 'nonexistent/formats: No such file' "$kr/nonexistent" || ok=0
 kr_expect nocpus 2 'no cpu<N> raw files for the CPUs asked for' -c 5 "$kr/one" || ok=0
 printf 'garbage' >"$kr/garbage"
@@ -537,7 +537,7 @@ cp -r "$kr/one" "$kr/nofmt"
 kr_expect nofmt 3 'nofmt/formats: the formats file is empty' "$kr/nofmt" || ok=0
 kr_expect ok 0 '^0   0        0 v 42$' "$kr/one" || ok=0
 [ $ok -eq 0 ] ||
-	t_pass "ktrdump: --help and --version exit 0; bad options, -c, -i, -m, two directories, no directory or CPU file exit 2; a corrupt file, an empty formats file 3"
+	t_pass "ktrdump: --help and --version exit 0; bad options, -c, -i, -C, two directories, no directory or CPU file exit 2; a corrupt file, an empty formats file 3"
 
 # A write error is an I/O error, exit 2, for the listing, --help and
 # --version, and --follow stops at it.
@@ -552,7 +552,7 @@ for args in "$kr/one" --help --version; do
 	fi
 done
 rc=0
-timeout -s KILL 10 "$KR" -f -i 20 "$kr/one" >/dev/full 2>"$kr/full.err" || rc=$?
+timeout -s KILL 10 "$KR" -F -i 20 "$kr/one" >/dev/full 2>"$kr/full.err" || rc=$?
 if [ $rc -ne 2 ] || ! grep -q 'writing the output: No space left on device' "$kr/full.err"; then
 	kr_fail "--follow > /dev/full" "exit $rc (want 2, 137: killed after 10 s): $(tr '\n' ' ' <"$kr/full.err")"
 	ok=0
@@ -573,15 +573,15 @@ kr_verdict "output into an input" \
 	"ktrdump: standard output appended to its own cpu0 (named ./cpu0): refused, exit 2, cpu0 unchanged"
 cp "$kr/one.cpu0" "$kr/one/cpu0"
 
-# --class and the classes file: a missing file is said as such (a mask
+# --classes and the classes file: a missing file is said as such (a mask
 # needs none); names of any length, whole; a line of any length (a
 # comment whose 256th byte starts "2 gen" names no class).
 ok=1
 cp -r "$kr/one" "$kr/nocls"
 rm "$kr/nocls/classes"
-kr_expect nocls 2 'nocls/classes: No such file or directory \(--class names are looked up there' \
+kr_expect nocls 2 'nocls/classes: No such file or directory \(--classes names are looked up there' \
 	-m gen "$kr/nocls" || ok=0
-kr_expect nocls-mask 0 '^0   0        0 v 42$' -m 0x1 "$kr/nocls" || ok=0
+kr_expect nocls-mask 0 '^0   0        0 v 42$' -C 0x1 "$kr/nocls" || ok=0
 long=$(printf 'a%.0s' {1..70})
 cp -r "$kr/one" "$kr/cls"
 {
@@ -589,11 +589,11 @@ cp -r "$kr/one" "$kr/cls"
 	printf '0 %s 1 1\n' "$long"
 	printf '0 %s 1 1\n' "${long}b"
 } >"$kr/cls/classes"
-kr_expect longname 0 '^0   0        0 v 42$' -m "${long}b" "$kr/cls" || ok=0
-kr_expect cutname 2 "no class '$long' in " -m "$long" "$kr/cls" || ok=0
-kr_expect longline 2 "no class 'gen' in " -m gen "$kr/cls" || ok=0
+kr_expect longname 0 '^0   0        0 v 42$' -C "${long}b" "$kr/cls" || ok=0
+kr_expect cutname 2 "no class '$long' in " -C "$long" "$kr/cls" || ok=0
+kr_expect longline 2 "no class 'gen' in " -C gen "$kr/cls" || ok=0
 [ $ok -eq 0 ] ||
-	t_pass "ktrdump: --class: a missing classes file named as such (exit 2), a mask without one; 70-byte names whole, a 264-byte comment line one line"
+	t_pass "ktrdump: --classes: a missing classes file named as such (exit 2), a mask without one; 70-byte names whole, a 264-byte comment line one line"
 
 # ---- --follow ------------------------------------------------------------
 
@@ -616,7 +616,7 @@ kr_next() {
 	mv "$kr/$1.next/cpu0" "$kr/$1/cpu0"
 }
 
-# kr_follow NAME MS FIRST SECOND WAIT: ktrdump -f -i MS on a capture of
+# kr_follow NAME MS FIRST SECOND WAIT: ktrdump -F -i MS on a capture of
 # cpu0 from FIRST, then of SECOND once the output matches /v 0$/, then a
 # SIGINT once it matches WAIT. Status in kr_rc, output in NAME.out and
 # NAME.err.
@@ -624,7 +624,7 @@ kr_follow() {
 	local name=$1 ms=$2 pid
 	kr_cap "$name" "$3"
 	kr_rc=0
-	"$KR" -f -i "$ms" "$kr/$name" >"$kr/$name.out" 2>"$kr/$name.err" &
+	"$KR" -F -i "$ms" "$kr/$name" >"$kr/$name.out" 2>"$kr/$name.err" &
 	pid=$!
 	kr_wait "$kr/$name.out" ' v 0$' || true
 	kr_next "$name" "$4"
@@ -724,7 +724,7 @@ kr_verdict "--follow, another boot at positions 0 to 104 over 100 to 101" \
 # taken for corrupt.
 kr_cap fmtboot $'cpu 0\ne 100 100 0 0'
 rc=0
-"$KR" -f -i 20 "$kr/fmtboot" >"$kr/fmtboot.out" 2>"$kr/fmtboot.err" &
+"$KR" -F -i 20 "$kr/fmtboot" >"$kr/fmtboot.out" 2>"$kr/fmtboot.err" &
 pid=$!
 kr_wait "$kr/fmtboot.out" ' v 0$' || true
 rm -rf "$kr/fmtboot.next"
@@ -747,11 +747,11 @@ wait $pid || rc=$?
 kr_verdict "--follow, another boot's format table" \
 	"ktrdump --follow: another boot's capture with its own formats file (copied after cpu0): decoded with it, exit 0"
 
-# The same with --class by name: the new boot's classes file says which
+# The same with --classes by name: the new boot's classes file says which
 # bit "gen" is (bit 2, not 0): its entries are selected by it.
 kr_cap clsboot $'cpu 0\ne 100 100 0 0'
 rc=0
-"$KR" -f -i 20 -m gen "$kr/clsboot" >"$kr/clsboot.out" 2>"$kr/clsboot.err" &
+"$KR" -F -i 20 -C gen "$kr/clsboot" >"$kr/clsboot.out" 2>"$kr/clsboot.err" &
 pid=$!
 kr_wait "$kr/clsboot.out" ' v 0$' || true
 rm -rf "$kr/clsboot.next"
@@ -771,8 +771,8 @@ wait $pid || rc=$?
 [ "$(tail -n +3 "$kr/clsboot.out" | cut -c 16- | tr '\n' '|')" = "v 0|g 7|" ] ||
 	kr_why+="printed $(tail -n +3 "$kr/clsboot.out" | tr '\n' '|') (want v 0, g 7); "
 [ -z "$kr_why" ] || kr_why+=$(tr '\n' ' ' <"$kr/clsboot.err")
-kr_verdict "--follow -m gen, another boot's classes" \
-	"ktrdump --follow -m gen: another boot's classes file (gen another bit): its entries selected by it, exit 0"
+kr_verdict "--follow -C gen, another boot's classes" \
+	"ktrdump --follow -C gen: another boot's classes file (gen another bit): its entries selected by it, exit 0"
 
 # A directory being rewritten while --follow reads it every 2 ms: each
 # cpu<N> file written over in place (cat >, empty or cut short at a
@@ -784,7 +784,7 @@ printf '%s' "$kr_formats" >"$kr/rw.src/formats"
 printf '%s\n' 'many 4 50' | "$kr/krgen" "$kr/rw.src" >/dev/null
 cp -r "$kr/rw.src" "$kr/rw"
 rc=0
-"$KR" -f -i 2 "$kr/rw" >"$kr/rw.out" 2>"$kr/rw.err" &
+"$KR" -F -i 2 "$kr/rw" >"$kr/rw.out" 2>"$kr/rw.err" &
 pid=$!
 for ((i = 0; i < 150; i++)); do
 	for c in 0 1 2 3; do
@@ -809,7 +809,7 @@ kr_verdict "--follow, a directory being rewritten" \
 # reads in a row: exit 3 (2), said, the other CPUs' entries printed.
 kr_cap short $'cpu 0\ne 100 0 0 0\ncpu 1\ne 110 0 0 1'
 rc=0
-"$KR" -f -i 20 "$kr/short" >"$kr/short.out" 2>"$kr/short.err" &
+"$KR" -F -i 20 "$kr/short" >"$kr/short.out" 2>"$kr/short.err" &
 pid=$!
 kr_wait "$kr/short.out" ' v 1$' || true
 head -c 7 "$kr/short/cpu1" >"$kr/short/cpu1.cut"
@@ -829,7 +829,7 @@ kr_verdict "--follow, a file that stays cut short" \
 	"ktrdump --follow: a cpu file cut short for 10 reads in a row: said, exit 3"
 kr_cap gone $'cpu 0\ne 100 0 0 0'
 rc=0
-"$KR" -f -i 20 "$kr/gone" >"$kr/gone.out" 2>"$kr/gone.err" &
+"$KR" -F -i 20 "$kr/gone" >"$kr/gone.out" 2>"$kr/gone.err" &
 pid=$!
 kr_wait "$kr/gone.out" ' v 0$' || true
 rm "$kr/gone/cpu0"
@@ -851,7 +851,7 @@ kr_verdict "--follow, files that stay missing" \
 # the account, exit 0.
 kr_cap stop $'cpu 0\ne 100 0 0 0'
 rc=0
-"$KR" -f -i 3600000 "$kr/stop" >"$kr/stop.out" 2>"$kr/stop.err" &
+"$KR" -F -i 3600000 "$kr/stop" >"$kr/stop.out" 2>"$kr/stop.err" &
 pid=$!
 kr_wait "$kr/stop.out" ' v 0$' || true
 kr_next stop $'cpu 0\ne 100 0 0 0\ne 110 1 0 1'
@@ -868,7 +868,7 @@ kr_verdict "--follow, first SIGINT" \
 # that no one writes), which the first one does not end.
 kr_cap stop2 $'cpu 0\ne 100 0 0 0'
 rc=0
-"$KR" -f -i 20 "$kr/stop2" >"$kr/stop2.out" 2>"$kr/stop2.err" &
+"$KR" -F -i 20 "$kr/stop2" >"$kr/stop2.out" 2>"$kr/stop2.err" &
 pid=$!
 kr_wait "$kr/stop2.out" ' v 0$' || true
 mkfifo "$kr/stop2/fifo"
@@ -928,3 +928,75 @@ fi
 [ -z "$kr_why" ] || kr_why+=$(tr '\n' ' ' <"$kr/pipe.err")
 kr_verdict "dump stopped by SIGINT" \
 	"ktrdump: a dump stopped by SIGINT while its output blocks: $n whole lines of 100000, said, exit 0"
+
+# ---- The letters: one language with the other tools ------------------------
+
+# -O (--oldest-first), -F (--follow) and -C (--classes, and --class, its
+# old long name): -o, -f and -m mean an output file, a format and a byte
+# limit in the other tools. The old -o, -f and -m still work in this
+# release, each saying once on standard error which letter it now is,
+# and change nothing else: the same output and exit status as the new
+# letter. A capture of three entries: gen's "v 1", dev's "d", gen's "v 3".
+kr_cap letters $'cpu 0\ne 100 0 0 1\ne 120 1 3 s:d\ne 130 2 0 3'
+kr_warn_o='ktrdump: -o is now -O (oldest first); -o will mean an output file'
+kr_warn_f='ktrdump: -f is now -F (follow); -f will mean an output format'
+kr_warn_m='ktrdump: -m is now -C (classes); -m will mean a byte limit'
+# kr_letters NAME STATUS ARGS STDERR [DIR]: ktrdump ARGS (split on spaces)
+# DIR ($kr/letters) exits STATUS, prints the arguments ARGS of the
+# entries (kr_args) and, on standard error, exactly STDERR.
+kr_letters() {
+	local name=$1 want=$2 args=$3 err=$4 dir=${5:-$kr/letters} rc=0
+	# shellcheck disable=SC2086 # the options, split on purpose
+	"$KR" $args "$dir" >"$kr/$name.out" 2>"$kr/$name.err" || rc=$?
+	[ "$rc" -eq "$want" ] || kr_why+="$name: exit $rc (want $want); "
+	[ "$want" -ne 0 ] || [ "$(kr_args "$name")" = "${6-} " ] ||
+		kr_why+="$name: printed '$(kr_args "$name")' (want '${6-} '); "
+	[ "$(cat "$kr/$name.err")" = "$err" ] ||
+		kr_why+="$name: standard error '$(tr '\n' '|' <"$kr/$name.err")' (want '${err//$'\n'/|}'); "
+}
+kr_letters all 0 "" "" "" "3 d 1"
+kr_letters O 0 "-O" "" "" "1 d 3"
+kr_letters oldest 0 "--oldest-first" "" "" "1 d 3"
+kr_letters C 0 "-C gen" "" "" "3 1"
+kr_letters classes 0 "--classes=dev" "" "" "d"
+kr_letters class 0 "--class=gen" "" "" "3 1"
+kr_letters OC 0 "-O -l -C dev" "" "" "d"
+grep -q ' drivers/y.c:40 d$' "$kr/OC.out" || kr_why+="OC: no file:line with -l; "
+kr_verdict "letters: -O -C --classes --class" \
+	"ktrdump: -O and --oldest-first oldest first, -C, --classes and --class select classes by name, together with -l: exit 0, no warning"
+
+kr_letters o 0 "-o" "$kr_warn_o" "" "1 d 3"
+cmp -s <(tail -n +3 "$kr/o.out") <(tail -n +3 "$kr/O.out") || kr_why+="-o: not the lines of -O; "
+kr_letters m 0 "-m gen" "$kr_warn_m" "" "3 1"
+cmp -s "$kr/m.out" "$kr/C.out" || kr_why+="-m gen: not the output of -C gen; "
+kr_letters om2 0 "-o -m gen -o -m gen" "$kr_warn_o"$'\n'"$kr_warn_m" "" "1 3"
+# A bad class: the warning, then the error and the usage of -C, exit 2.
+rc=0
+"$KR" -m nosuch "$kr/letters" >"$kr/m-bad.out" 2>"$kr/m-bad.err" || rc=$?
+[ $rc -eq 2 ] || kr_why+="m-bad: exit $rc (want 2); "
+[ "$(head -n 3 "$kr/m-bad.err")" = "$kr_warn_m"$'\n'"ktrdump: --classes: no class 'nosuch' in $kr/letters/classes"$'\n'"Usage: ktrdump [OPTION]... [DIR]" ] ||
+	kr_why+="m-bad: standard error '$(head -n 3 "$kr/m-bad.err" | tr '\n' '|')'; "
+kr_letters o-corrupt 3 "-o" "$kr_warn_o"$'\n'"ktrdump: $kr/bad/cpu0: offset 0: truncated header (7 of 32 bytes)" \
+	"$kr/bad"
+kr_verdict "letters: old -o, -m" \
+	"ktrdump: the old -o and -m still work as -O and -C (the same output, exit 0, 2 or 3 as theirs), each with one warning naming the new letter, once even when given twice"
+
+# -F and the old -f: --follow, until a SIGINT once the newest entry is
+# printed; the account (3 entries, nothing missed), exit 0; -f with its
+# warning before it, -F without.
+for l in F f; do
+	rc=0
+	"$KR" -$l -i 20 "$kr/letters" >"$kr/follow-$l.out" 2>"$kr/follow-$l.err" &
+	pid=$!
+	kr_wait "$kr/follow-$l.out" ' v 3$' || kr_why+="-$l: 'v 3' not printed in 10 s; "
+	kill -INT $pid 2>/dev/null || true
+	wait $pid || rc=$?
+	[ $rc -eq 0 ] || kr_why+="-$l: exit $rc (want 0); "
+	[ "$(kr_args "follow-$l")" = "1 d 3 " ] || kr_why+="-$l: printed '$(kr_args "follow-$l")'; "
+	want='ktrdump: 3 entries printed, 0 slots missed (overwritten before a read), 0 dropped by the kernel'
+	[ $l = F ] || want=$kr_warn_f$'\n'$want
+	[ "$(cat "$kr/follow-$l.err")" = "$want" ] ||
+		kr_why+="-$l: standard error '$(tr '\n' '|' <"$kr/follow-$l.err")' (want '$want'); "
+done
+kr_verdict "letters: -F, old -f" \
+	"ktrdump: -F follows (3 entries, the account, exit 0 at SIGINT, no warning); the old -f the same, with one warning naming -F"

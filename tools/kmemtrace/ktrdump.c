@@ -177,20 +177,25 @@ static const char help_text[] =
 	"all CPUs merged by time stamp, newest first, in the layout of tdump:\n"
 	"C (CPU), Idx (slot, hex), Delta-T (ns since the entry below, hex), Trace.\n"
 	"\n"
-	"  -c, --cpu=LIST       only the CPUs in LIST (e.g. 0,2-3, any CPU number)\n"
-	"  -m, --class=CLASSES  only entries in CLASSES: a mask (0x...) or names\n"
-	"                       from DIR/classes, comma-separated (gen,dev)\n"
-	"  -a, --absolute       time stamps in seconds instead of Delta-T\n"
-	"  -r, --relative       Delta-T (the default)\n"
-	"  -l, --lines          show the file:line of each trace point\n"
-	"  -o, --oldest-first   oldest entry first\n"
-	"  -f, --follow         keep reading the buffers and print new entries,\n"
-	"                       oldest first, until interrupted; report on standard\n"
-	"                       error the slots overwritten before a read and the\n"
-	"                       entries the kernel dropped meanwhile\n"
-	"  -i, --interval=MS    how often --follow reads (1 to 3600000, default 200)\n"
-	"  -h, --help           show this help and exit\n"
-	"  -V, --version        show the version and the formats read, and exit\n"
+	"  -c, --cpu=LIST         only the CPUs in LIST (e.g. 0,2-3, any CPU number)\n"
+	"  -C, --classes=CLASSES  only entries in CLASSES: a mask (0x...) or names\n"
+	"                         from DIR/classes, comma-separated (gen,dev);\n"
+	"                         --class is the same\n"
+	"  -a, --absolute         time stamps in seconds instead of Delta-T\n"
+	"  -r, --relative         Delta-T (the default)\n"
+	"  -l, --lines            show the file:line of each trace point\n"
+	"  -O, --oldest-first     oldest entry first\n"
+	"  -F, --follow           keep reading the buffers and print new entries,\n"
+	"                         oldest first, until interrupted; report on\n"
+	"                         standard error the slots overwritten before a\n"
+	"                         read and the entries the kernel dropped meanwhile\n"
+	"  -i, --interval=MS      how often --follow reads (1 to 3600000, default 200)\n"
+	"  -h, --help             show this help and exit\n"
+	"  -V, --version          show the version and the formats read, and exit\n"
+	"\n"
+	"-o, -f and -m, the old letters of -O, -F and -C, still work in this\n"
+	"release, with a warning: in the other kmemtrace tools they mean an output\n"
+	"file, a format and a byte limit, and will in ktrdump too.\n"
 	"\n"
 	"A first Ctrl-C (SIGINT or SIGTERM) stops, as at the end of the input:\n"
 	"--follow reads once more, prints and ends; a dump stops printing, says how\n"
@@ -474,7 +479,7 @@ static void load_classes(const char *dir)
 
 	data = read_input(path, &size, true);
 	if (!data)
-		io_fatal("%s: %s (--class names are looked up there; a mask such as 0x4 %s)",
+		io_fatal("%s: %s (--classes names are looked up there; a mask such as 0x4 %s)",
 			 path, strerror(errno), "needs no classes file");
 	/* Read again (--follow, another boot): no name of the file before. */
 	for (i = 0; i < NR_CLASSES; i++) {
@@ -1070,7 +1075,7 @@ static void heap_down(struct heap_ent *h, size_t n, size_t i)
 /*
  * The k-way merge of ktr_merge(): the next entry is the earliest of the
  * CPUs' next entries, the lower CPU's on equal time stamps; each CPU
- * keeps its own order. Return: the entries --class wants, in that order.
+ * keeps its own order. Return: the entries --classes wants, in that order.
  */
 static const struct entry **merge(struct cpu *cpus, size_t ncpus, size_t *count)
 {
@@ -1229,7 +1234,7 @@ struct follow {
 	size_t unread;			/* CPUs not read at the last read */
 	unsigned int empty_reads;	/* in a row, of a directory without cpu files */
 	unsigned int formats_bad;	/* in a row, of a formats file cut short */
-	unsigned int classes_due;	/* reads since --class names are to be read again */
+	unsigned int classes_due;	/* reads since --classes names are read again */
 	char *formats;			/* the formats file the table is of */
 	size_t formats_size;
 };
@@ -1525,7 +1530,7 @@ static void follow_sleep(void)
 static void parse_classes(const char *s);
 
 /*
- * --follow: the format table (and the class names of --class) read anew
+ * --follow: the format table (and the class names of --classes) read anew
  * when the formats file changed: another boot's capture copied over the
  * directory, whose entries are decoded with its own table. A formats
  * file cut short (being copied) keeps the table before, for
@@ -1558,7 +1563,7 @@ static void follow_formats(struct follow *fs, const char *classes)
 			fs->classes_due = 1;
 	}
 	/*
-	 * The names of --class in the classes file of the new table, once it
+	 * The names of --classes in the classes file of the new table, once it
 	 * is there (a copy may not have made it yet): those of the table
 	 * before until then, FOLLOW_BAD_READS reads at most.
 	 */
@@ -1711,26 +1716,45 @@ static void parse_classes(const char *s)
 	ret = kmt_parse_classes(s, (const char *const *)class_names, &opt.class_mask,
 				bad, badlen);
 	if (ret == -EINVAL)
-		usage_fatal("--class: '%s' is not a 64-bit mask", s);
+		usage_fatal("--classes: '%s' is not a 64-bit mask", s);
 	else if (ret == -ENOENT)
-		usage_fatal("--class: no class '%s' in %s/classes", bad, opt.dir);
+		usage_fatal("--classes: no class '%s' in %s/classes", bad, opt.dir);
 	else if (ret)
-		io_fatal("--class: %s", strerror(-ret));
+		io_fatal("--classes: %s", strerror(-ret));
 	else if (!opt.class_mask && !kmt_classes_numeric(s))
-		usage_fatal("--class: '%s' names no class", s);
+		usage_fatal("--classes: '%s' names no class", s);
 	free(bad);
+}
+
+/*
+ * -o, -f and -m, ktrdump's letters for --oldest-first, --follow and
+ * --classes until now: in the other tools they mean an output file, a
+ * format and a byte limit, and will here too. For this release they
+ * still do what they did, with one warning per letter (the exit status
+ * unchanged), so that scripts can move to -O, -F and -C first.
+ */
+static void old_letter(char old, const char *now, const char *will)
+{
+	static unsigned int warned;	/* a bit per letter, 'a' to 'z' */
+	unsigned int bit = 1U << (old - 'a');
+
+	if (warned & bit)
+		return;
+	warned |= bit;
+	err_msg("-%c is now %s; -%c will mean %s", old, now, old, will);
 }
 
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "cpu", required_argument, NULL, 'c' },
-		{ "class", required_argument, NULL, 'm' },
+		{ "classes", required_argument, NULL, 'C' },
+		{ "class", required_argument, NULL, 'C' },	/* the old name */
 		{ "absolute", no_argument, NULL, 'a' },
 		{ "relative", no_argument, NULL, 'r' },
 		{ "lines", no_argument, NULL, 'l' },
-		{ "oldest-first", no_argument, NULL, 'o' },
-		{ "follow", no_argument, NULL, 'f' },
+		{ "oldest-first", no_argument, NULL, 'O' },
+		{ "follow", no_argument, NULL, 'F' },
 		{ "interval", required_argument, NULL, 'i' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -1743,12 +1767,15 @@ int main(int argc, char **argv)
 
 	/* First: a closed pipe is then a write error, even for --help. */
 	kmt_catch_stop_signals();
-	while ((c = getopt_long(argc, argv, "c:m:arlofi:hV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "c:C:m:arlOoFfi:hV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
 			parse_cpus(optarg);
 			break;
 		case 'm':
+			old_letter('m', "-C (classes)", "a byte limit");
+			/* fall through */
+		case 'C':
 			classes = optarg;
 			break;
 		case 'a':
@@ -1761,9 +1788,15 @@ int main(int argc, char **argv)
 			opt.lines = true;
 			break;
 		case 'o':
+			old_letter('o', "-O (oldest first)", "an output file");
+			/* fall through */
+		case 'O':
 			opt.oldest_first = true;
 			break;
 		case 'f':
+			old_letter('f', "-F (follow)", "an output format");
+			/* fall through */
+		case 'F':
 			opt.follow = true;
 			break;
 		case 'i':

@@ -591,8 +591,8 @@ static void kmonlog_run(struct __test_metadata *_metadata, const char *dir, cons
 
 		if (max)
 			snprintf(m, sizeof(m), "-m %llu", max);
-		snprintf(cmd, sizeof(cmd), "exec %s -c kmalloc %s %s -o %s -p %s 2>%s", bin, args,
-			 m, out, pids, err);
+		snprintf(cmd, sizeof(cmd), "exec %s --classes=kmalloc %s %s -o %s -p %s 2>%s", bin,
+			 args, m, out, pids, err);
 		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
 		_exit(127);
 	}

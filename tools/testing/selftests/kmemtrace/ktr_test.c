@@ -304,7 +304,7 @@ FIXTURE(dec) {
 	uint64_t saved_mask;	/* restored by the teardown */
 	char dir[32];
 	struct view v;
-	pid_t follower;		/* a ktrdump -f the teardown must stop */
+	pid_t follower;		/* a ktrdump --follow the teardown must stop */
 };
 
 FIXTURE_SETUP(dec)
@@ -369,18 +369,19 @@ TEST_F(dec, decoder_matches_text_view)
 	 * Oldest first, with file:line, only one class, by name; each run's
 	 * exit status checked on its own, not lost in a pipeline.
 	 */
-	EXPECT_EQ(KMT_EXIT_OK, kmt_run("%s -o -l -m test %s/cap > %s/test", ktrdump, d, d));
+	EXPECT_EQ(KMT_EXIT_OK, kmt_run("%s --oldest-first -l --classes=test %s/cap > %s/test",
+				       ktrdump, d, d));
 	EXPECT_EQ(0, kmt_run("sed -n 3p %s/test | grep -q '%s'", d,
 			     " 0 kernel/kmemtrace/ktr_selftest.c:[0-9]* ktr selftest: start$"))
 		kmt_run("cat %s/test >&2", d);
 	/* Header (2 lines), the dev and test-or-dev entries. */
-	EXPECT_EQ(KMT_EXIT_OK, kmt_run("%s -m dev %s/cap > %s/dev", ktrdump, d, d));
+	EXPECT_EQ(KMT_EXIT_OK, kmt_run("%s --classes=dev %s/cap > %s/dev", ktrdump, d, d));
 	EXPECT_EQ(0, kmt_run("test $(wc -l < %s/dev) = 4", d)) kmt_run("cat %s/dev >&2", d);
 	/* The same class as a mask (KTR_DEV is bit 2). */
-	EXPECT_EQ(KMT_EXIT_OK, kmt_run("%s -m 0x4 %s/cap > %s/dev4", ktrdump, d, d));
+	EXPECT_EQ(KMT_EXIT_OK, kmt_run("%s --classes=0x4 %s/cap > %s/dev4", ktrdump, d, d));
 	EXPECT_EQ(0, kmt_run("cmp -s %s/dev %s/dev4", d, d));
 	/* An unknown name is bad usage. */
-	EXPECT_EQ(KMT_EXIT_USAGE, kmt_run("%s -m dev,nosuch %s/cap > /dev/null 2> %s/err",
+	EXPECT_EQ(KMT_EXIT_USAGE, kmt_run("%s --classes=dev,nosuch %s/cap > /dev/null 2> %s/err",
 					  ktrdump, d, d));
 	EXPECT_EQ(0, kmt_run("grep -q \"no class 'nosuch' in \" %s/err", d))
 		kmt_run("cat %s/err >&2", d);
@@ -422,7 +423,7 @@ TEST_F(dec, decoder_follow)
 	if (!self->follower) {
 		if (!freopen(out_path, "w", stdout) || !freopen(err_path, "w", stderr))
 			_exit(127);
-		execlp(ktrdump, ktrdump, "-f", "-i", "20", (char *)NULL);
+		execlp(ktrdump, ktrdump, "--follow", "--interval=20", (char *)NULL);
 		_exit(127);
 	}
 	/* The 2 header lines and the 12 entries already there, then 12 more. */
@@ -433,7 +434,7 @@ TEST_F(dec, decoder_follow)
 	ASSERT_EQ(0, kill(self->follower, SIGTERM));
 	ASSERT_EQ(self->follower, waitpid(self->follower, &status, 0));
 	self->follower = 0;
-	ASSERT_TRUE(WIFEXITED(status)) TH_LOG("ktrdump -f: status %#x", status);
+	ASSERT_TRUE(WIFEXITED(status)) TH_LOG("ktrdump --follow: status %#x", status);
 	/* The first stop signal ends it as the end of its input would. */
 	EXPECT_EQ(KMT_EXIT_OK, WEXITSTATUS(status));
 	err = read_in(d, "err");
