@@ -475,3 +475,53 @@ if [ $rc -eq 2 ] && grep -q 'no cpu<n> files: tracing is on, but the kernel made
 else
 	kt_fail "-e and no cpu<n> files" "exit $rc, enable $(cat "$d/dfs/enable"): $(kt_flat "$d/out")"
 fi
+
+# --- The letters: one language with the other tools -----------------------
+# -m SIZE (--bytes) stops after SIZE bytes: -m is the byte limit in
+# kmonlog too. The old -b still works in this release, saying once on
+# standard error that it is now -m, and changes nothing else: the same
+# capture and exit status. A cpu0 of 307500 bytes (100 copies of
+# mkcapture's), read whole at once; -m 1k stops within 10 ms, long
+# before -t 30. Standard error apart from the summary (-q: nothing else).
+d=$kt/letters
+kt_fake "$d/dfs"
+cp "$kt/drainlimit/big" "$d/dfs/cpu0"
+kt_warn_b='kmemtraced: -b is now -m (stop after SIZE bytes); -b will mean a buffer size'
+# kt_letter NAME STDERR ARGS...: kmemtraced -q -t 30 ARGS into $d/NAME
+# stops after 1 KiB: exit 0, cpu0 copied whole, meta's seconds under 10,
+# standard error exactly STDERR. Reasons in kt_why.
+kt_letter() {
+	local name=$1 err=$2 rc=0 s
+	shift 2
+	"$KT" -q -t 30 "$@" -d "$d/dfs" -o "$d/$name" >"$d/$name.out" 2>"$d/$name.err" || rc=$?
+	[ $rc -eq 0 ] || kt_why+=" [$name: exit $rc (want 0)]"
+	cmp -s "$d/dfs/cpu0" "$d/$name/cpu0" || kt_why+=" [$name: cpu0 not copied whole]"
+	s=$(kt_key seconds "$d/$name/meta")
+	awk -v s="$s" 'BEGIN { exit !(s + 0 < 10 && s != "(none)") }' ||
+		kt_why+=" [$name: seconds $s in meta: not stopped by the byte limit]"
+	[ "$(cat "$d/$name.err")" = "$err" ] ||
+		kt_why+=" [$name: standard error '$(kt_flat "$d/$name.err")' (want '$err')]"
+}
+kt_why=""
+kt_letter m "" -m 1k
+kt_letter bytes "" --bytes=1k
+if [ -z "$kt_why" ]; then
+	t_pass "kmemtraced: -m 1k and --bytes=1k stop after 1 KiB (long before -t 30), cpu0 whole, exit 0, no warning"
+else
+	kt_fail "-m, --bytes" "$kt_why"
+fi
+kt_why=""
+kt_letter b "$kt_warn_b" -b 1k
+kt_letter bb "$kt_warn_b" -b 1k -b 2k
+cmp -s "$d/m.out" "$d/b.out" || kt_why+=" [-b: summary not the one of -m: $(kt_flat "$d/b.out")]"
+# A bad size: the warning, then the error of -m, exit 2.
+rc=0
+"$KT" -b 0 >"$d/b0.out" 2>"$d/b0.err" || rc=$?
+[ $rc -eq 2 ] || kt_why+=" [-b 0: exit $rc (want 2)]"
+[ "$(head -n 2 "$d/b0.err")" = "$kt_warn_b"$'\n''kmemtraced: -m 0: not a size (N, Nk, NM, NG)' ] ||
+	kt_why+=" [-b 0: standard error '$(kt_flat "$d/b0.err")']"
+if [ -z "$kt_why" ]; then
+	t_pass "kmemtraced: the old -b still works as -m (the same capture, exit 0; -b 0 exit 2 as -m 0), with one warning naming -m, once even when given twice"
+else
+	kt_fail "the old -b" "$kt_why"
+fi

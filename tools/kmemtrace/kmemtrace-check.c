@@ -141,7 +141,10 @@ static void check_events(struct kmt_capture *c, struct totals *t)
 	struct kmt_event e;
 
 	for (;;) {
-		if (!(c->meta.swap ? kmt_capture_next(c, &e, true) : kmt_capture_next(c, &e, false)))
+		bool more = c->meta.swap ? kmt_capture_next(c, &e, true) :
+					   kmt_capture_next(c, &e, false);
+
+		if (!more)
 			return;
 		if (e.unknown) {
 			t->unknown++;
@@ -231,7 +234,8 @@ static int verdict(const struct kmt_capture *c)
 		return KMT_EXIT_CORRUPT;
 	}
 	if (c->partial) {
-		printf("PARTIAL: %llu events checked, stopped by a signal: no verdict\n", c->events);
+		printf("PARTIAL: %llu events checked, stopped by a signal: no verdict\n",
+		       c->events);
 		return KMT_EXIT_DATA;
 	}
 	if (l->lost) {

@@ -44,7 +44,6 @@
 #include "kmt_meta.h"
 #include "kmt_msg.h"
 
-#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 
 static const char *const prog = "kmemtrace-report";
 
@@ -144,7 +143,7 @@ static void print_help(FILE *f)
 		"                       req, hits, frag, cross, live\n"
 		"  -n, --top=N          at most N call sites, N caches and N errors (-1: all);\n"
 		"                       the default: 20 in text, all in json, csv and folded\n"
-		"  -t, --type=TYPE      only kmalloc, kmem_cache or pages events\n"
+		"  -T, --type=TYPE      only kmalloc, kmem_cache or pages events\n"
 		"  -c, --cpu=N          only the events recorded on CPU N\n"
 		"  -w, --window=A:B     only the events from A to B seconds after the first\n"
 		"                       (either may be left out)\n"
@@ -156,6 +155,8 @@ static void print_help(FILE *f)
 		"                       instead of DIR/kallsyms\n"
 		"  -h, --help           print this help and exit\n"
 		"  -V, --version        print the version and the ABI read, and exit\n"
+		"-t, the old letter of -T, still works in this release, with a warning:\n"
+		"in kmemtraced and kmonlog it means a time, and will here too.\n"
 		KMT_EXIT_HELP "(errors: those listed, but frees of unknown pointers)\n", prog,
 		"events lost, or errors found");
 }
@@ -194,7 +195,6 @@ static bool parse_window(const char *arg, __u64 *from, __u64 *to)
 	return true;
 }
 
-
 enum report_format { FORMAT_TEXT, FORMAT_JSON, FORMAT_CSV, FORMAT_FOLDED };
 
 static const char *const format_names[] = { "text", "json", "csv", "folded" };
@@ -218,7 +218,7 @@ static int parse_options(struct report *rep, struct report_args *args, int argc,
 		{ "format", required_argument, NULL, 'f' },
 		{ "sort", required_argument, NULL, 's' },
 		{ "top", required_argument, NULL, 'n' },
-		{ "type", required_argument, NULL, 't' },
+		{ "type", required_argument, NULL, 'T' },
 		{ "cpu", required_argument, NULL, 'c' },
 		{ "window", required_argument, NULL, 'w' },
 		{ "site", required_argument, NULL, 'S' },
@@ -229,6 +229,7 @@ static int parse_options(struct report *rep, struct report_args *args, int argc,
 		{ NULL, 0, NULL, 0 }
 	};
 	char *end, abi[32];
+	bool warned_t = false;
 	size_t i;
 	long v;
 	int c;
@@ -236,7 +237,7 @@ static int parse_options(struct report *rep, struct report_args *args, int argc,
 	args->format = FORMAT_TEXT;
 	args->symfile = NULL;
 	args->top = -2;		/* the format's default */
-	while ((c = getopt_long(argc, argv, "f:s:n:t:c:w:S:zk:hV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "f:s:n:T:t:c:w:S:zk:hV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'f':
 			for (i = 0; i < ARRAY_SIZE(format_names); i++)
@@ -262,6 +263,17 @@ static int parse_options(struct report *rep, struct report_args *args, int argc,
 				return bad_option("top", optarg, "not a number >= -1");
 			break;
 		case 't':
+			/*
+			 * The report's letter for --type until now; a time in
+			 * kmemtraced and kmonlog, and here in the next release.
+			 * Said once, the status unchanged.
+			 */
+			if (!warned_t)
+				fprintf(stderr, "%s: -t is now -T (type); %s\n", prog,
+					"-t will mean a time");
+			warned_t = true;
+			fallthrough;
+		case 'T':
 			for (i = 0; i < NR_TYPES; i++)
 				if (!strcmp(optarg, type_names[i]))
 					break;

@@ -126,7 +126,7 @@ struct options {
 	const char *out;	/* -o */
 	const char *dir;	/* -d, as given */
 	double seconds;		/* -t, 0 for until a stop signal */
-	unsigned long long byte_limit;	/* -b, 0 for none */
+	unsigned long long byte_limit;	/* -m, 0 for none */
 	bool enable, quiet;
 };
 
@@ -179,7 +179,7 @@ static void undo_output(void)
 		snprintf(name, sizeof(name), "cpu%d", cap.readers[i]->cpu);
 		unlinkat(cap.outfd, name, 0);
 	}
-	for (i = 0; i < sizeof(others) / sizeof(others[0]); i++)
+	for (i = 0; i < ARRAY_SIZE(others); i++)
 		unlinkat(cap.outfd, others[i], 0);
 	if (cap.out_made)
 		rmdir(cap.out);
@@ -205,14 +205,14 @@ static void __noreturn __printf(1, 2) fatal(const char *fmt, ...)
 static void show_help(FILE *f)
 {
 	fprintf(f,
-		"usage: %s [-o DIR] [-t SECONDS] [-b SIZE] [-e] [-q] [-n NICE] [-d KMEMTRACE_DIR]\n"
+		"usage: %s [-o DIR] [-t SECONDS] [-m SIZE] [-e] [-q] [-n NICE] [-d KMEMTRACE_DIR]\n"
 		"Captures kmemtrace events from debugfs kmemtrace/cpu<n> into DIR:\n"
 		"DIR/cpu<n>, DIR/meta, DIR/kallsyms, DIR/caches.\n"
 		"  -o, --output=DIR      where to write (default kmemtrace.out):\n"
 		"                        " OUT_RULE "\n"
 		"                        (a new one is created)\n"
 		"  -t, --time=SECONDS    stop after SECONDS (default: Ctrl-C)\n"
-		"  -b, --bytes=SIZE      stop within 10 ms of SIZE bytes (N, Nk, NM, NG)\n"
+		"  -m, --bytes=SIZE      stop within 10 ms of SIZE bytes (N, Nk, NM, NG)\n"
 		"                        captured, then read what the buffers still hold\n"
 		"  -e, --enable          turn tracing on at the start and off before the\n"
 		"                        final drain: a complete capture\n"
@@ -226,6 +226,8 @@ static void show_help(FILE *f)
 		"                        point that holds it as kmemtrace/\n"
 		"  -h, --help            show this help and exit\n"
 		"  -V, --version         show the version and exit\n"
+		"-b, the old letter of -m, still works in this release, with a warning:\n"
+		"in kmonlog it means a buffer size, and will here too.\n"
 		"A first Ctrl-C, SIGTERM or SIGHUP stops the capture and drains the buffers;\n"
 		"a second one ends kmemtraced at once (meta then says finished 0).\n"
 		KMT_EXIT_HELP, prog, "events were lost");
@@ -1126,7 +1128,7 @@ static void parse_options(int argc, char **argv, struct options *o)
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "time", required_argument, NULL, 't' },
-		{ "bytes", required_argument, NULL, 'b' },
+		{ "bytes", required_argument, NULL, 'm' },
 		{ "enable", no_argument, NULL, 'e' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "nice", required_argument, NULL, 'n' },
@@ -1136,10 +1138,11 @@ static void parse_options(int argc, char **argv, struct options *o)
 		{ }
 	};
 	char formats[64], *end;
+	bool warned_b = false;
 	int c;
 
 	*o = (struct options){ .out = "kmemtrace.out", .dir = "/sys/kernel/debug/kmemtrace" };
-	while ((c = getopt_long(argc, argv, "o:t:b:eqn:d:hV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "o:t:m:b:eqn:d:hV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			o->out = optarg;
@@ -1152,8 +1155,19 @@ static void parse_options(int argc, char **argv, struct options *o)
 					optarg);
 			break;
 		case 'b':
+			/*
+			 * kmemtraced's letter for --bytes until now; a buffer
+			 * size in kmonlog, and here in the next release. Said
+			 * once, the status unchanged.
+			 */
+			if (!warned_b)
+				fprintf(stderr, "%s: -b is now -m (stop after SIZE bytes); %s\n",
+					prog, "-b will mean a buffer size");
+			warned_b = true;
+			fallthrough;
+		case 'm':
 			if (!kmt_parse_size(optarg, &o->byte_limit))
-				kmt_die(prog, KMT_EXIT_USAGE, "-b %s: not a size (N, Nk, NM, NG)",
+				kmt_die(prog, KMT_EXIT_USAGE, "-m %s: not a size (N, Nk, NM, NG)",
 					optarg);
 			break;
 		case 'e':
@@ -1321,13 +1335,13 @@ static double since(const struct timespec *t0)
 }
 
 /*
- * Until a stop signal, -t or -b: once a second, readers for new CPU files
+ * Until a stop signal, -t or -m: once a second, readers for new CPU files
  * and the caches; on a terminal, the progress line every 200 ms.
  */
 static void wait_for_stop(const struct options *o, const pthread_attr_t *attr)
 {
 	bool progress = !o->quiet && isatty(STDERR_FILENO), stop = false;
-	/* With -b, a limit reached is seen within 10 ms: a storm fills MBs in 200. */
+	/* With -m, a limit reached is seen within 10 ms: a storm fills MBs in 200. */
 	unsigned long ticks, tick_ms = o->byte_limit ? 10 : 200;
 	size_t i;
 

@@ -70,12 +70,15 @@ static inline uint64_t kmon_le(const unsigned char *p, int n)
  * The little-endian integers of 2, 4 and 8 bytes at @p, unaligned: one
  * load each where the compiler can (the decoders' hot paths).
  */
+/* The log is little-endian; so is the host, or its fields are swapped. */
+#define KMON_HOST_LE	(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__)
+
 static inline uint16_t kmon_get16(const unsigned char *p)
 {
 	uint16_t v;
 
 	memcpy(&v, p, sizeof(v));
-	return __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? v : __builtin_bswap16(v);
+	return KMON_HOST_LE ? v : __builtin_bswap16(v);
 }
 
 static inline uint32_t kmon_get32(const unsigned char *p)
@@ -83,7 +86,7 @@ static inline uint32_t kmon_get32(const unsigned char *p)
 	uint32_t v;
 
 	memcpy(&v, p, sizeof(v));
-	return __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? v : __builtin_bswap32(v);
+	return KMON_HOST_LE ? v : __builtin_bswap32(v);
 }
 
 static inline uint64_t kmon_get64(const unsigned char *p)
@@ -91,7 +94,7 @@ static inline uint64_t kmon_get64(const unsigned char *p)
 	uint64_t v;
 
 	memcpy(&v, p, sizeof(v));
-	return __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? v : __builtin_bswap64(v);
+	return KMON_HOST_LE ? v : __builtin_bswap64(v);
 }
 
 /* The header's size, from its first byte: with the extended CPU or not. */

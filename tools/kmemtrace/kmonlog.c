@@ -476,7 +476,7 @@ static void parse_args(struct kmonlog *k, int argc, char **argv)
 				fprintf(stderr, "%s: -c is now -C (classes); %s\n", prog,
 					"-c will mean a CPU list");
 			warned_c = true;
-			/* fall through */
+			fallthrough;
 		case 'C':
 			k->classes = parse_classes(optarg);
 			break;

@@ -352,7 +352,8 @@ static int kmt_capture_open(struct kmt_capture *c, const char *dir)
 		f->cpu = c->meta.cpus[i];
 		f->fd = -1;
 		if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, f->name) >= sizeof(path)) {
-			kmt_cap_error(c, KMT_EXIT_USAGE, "%.200s.../%s: name too long", dir, f->name);
+			kmt_cap_error(c, KMT_EXIT_USAGE, "%.200s.../%s: name too long", dir,
+				      f->name);
 			return c->status;
 		}
 		f->fd = open(path, O_RDONLY | O_CLOEXEC);

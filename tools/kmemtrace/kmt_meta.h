@@ -277,8 +277,8 @@ static inline const char *kmt_read_meta(const char *dir, struct kmt_meta *m, cha
 		if (line[0] == '#' || !klen)
 			continue;
 		if (klen >= sizeof(key)) {
-			snprintf(err, errlen, "%s: \"%.64s...\" is not a meta line (key value)", path,
-				 line);
+			snprintf(err, errlen,
+				 "%s: \"%.64s...\" is not a meta line (key value)", path, line);
 			goto bad;
 		}
 		memcpy(key, line, klen);
@@ -310,8 +310,9 @@ static inline const char *kmt_read_meta(const char *dir, struct kmt_meta *m, cha
 
 			for (tok = strtok_r(val, " ", &s2); tok; tok = strtok_r(NULL, " ", &s2)) {
 				if (!kmt_cpu_file_name(tok, &cpu)) {
-					snprintf(err, errlen, "%s: cpu_files: \"%.64s\" is %s", path,
-						 tok, "not a cpu<n> file name (n from 0 to INT_MAX)");
+					snprintf(err, errlen, "%s: cpu_files: \"%.64s\" is %s",
+						 path, tok,
+						 "not a cpu<n> file name (n from 0 to INT_MAX)");
 					goto bad;
 				}
 				if (!kmt_meta_add_file(m, tok, cpu, &cap)) {
@@ -329,8 +330,8 @@ static inline const char *kmt_read_meta(const char *dir, struct kmt_meta *m, cha
 
 			for (tok = strtok_r(val, " ", &s2); tok; tok = strtok_r(NULL, " ", &s2)) {
 				if (!kmt_cpu_file_name(tok, &cpu)) {
-					snprintf(err, errlen, "%s: missed_cpus: \"%.64s\" is %s", path,
-						 tok, "not a cpu<n> name (n from 0 to INT_MAX)");
+					snprintf(err, errlen, "%s: missed_cpus: \"%.64s\" is %s",
+						 path, tok, "not a cpu<n> name (n from 0 to INT_MAX)");
 					goto bad;
 				}
 				if (!kmt_meta_add_missed(m, cpu, &missed_cap)) {
@@ -350,8 +351,8 @@ static inline const char *kmt_read_meta(const char *dir, struct kmt_meta *m, cha
 			errno = 0;
 			v = strtoull(val, &end, 10);
 			if (!isdigit((unsigned char)*val) || *end || errno) {
-				snprintf(err, errlen, "%s: %s \"%.64s\" is not a %s", path, key, val,
-					 "decimal number");
+				snprintf(err, errlen, "%s: %s \"%.64s\" is not a %s", path,
+					 key, val, "decimal number");
 				goto bad;
 			}
 			if (!strcmp(key, "abi_version")) {

@@ -12,6 +12,10 @@
 
 #include <linux/compiler.h>
 
+#ifndef ARRAY_SIZE
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+#endif
+
 /* "@prog: " and the message on standard error, after standard output. */
 static inline void __printf(2, 0) kmt_vwarn(const char *prog, const char *fmt, va_list ap)
 {

@@ -2,7 +2,7 @@
 /*
  * kmt_size.h - a size on the kmemtrace tools' command lines: N, Nk, NM
  * or NG bytes, a B after the unit allowed (kmonlog -b and -m,
- * kmemtraced -b).
+ * kmemtraced -m).
  */
 #ifndef KMT_SIZE_H
 #define KMT_SIZE_H

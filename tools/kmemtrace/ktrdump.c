@@ -1774,7 +1774,7 @@ int main(int argc, char **argv)
 			break;
 		case 'm':
 			old_letter('m', "-C (classes)", "a byte limit");
-			/* fall through */
+			fallthrough;
 		case 'C':
 			classes = optarg;
 			break;
@@ -1789,13 +1789,13 @@ int main(int argc, char **argv)
 			break;
 		case 'o':
 			old_letter('o', "-O (oldest first)", "an output file");
-			/* fall through */
+			fallthrough;
 		case 'O':
 			opt.oldest_first = true;
 			break;
 		case 'f':
 			old_letter('f', "-F (follow)", "an output format");
-			/* fall through */
+			fallthrough;
 		case 'F':
 			opt.follow = true;
 			break;

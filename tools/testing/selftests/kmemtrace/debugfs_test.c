@@ -490,7 +490,8 @@ TEST_F(bad_input, enable_and_mask_whole_numbers)
 	for (i = 0; i < ARRAY_SIZE(bad); i++) {
 		EXPECT_EQ(-EINVAL, kmt_write_str(KMT_DIR "/enable", bad[i]))
 			TH_LOG("enable \"%s\"", bad[i]);
-		EXPECT_EQ(-EINVAL, kmt_write_str(KMT_DIR "/mask", bad[i])) TH_LOG("mask \"%s\"", bad[i]);
+		EXPECT_EQ(-EINVAL, kmt_write_str(KMT_DIR "/mask", bad[i]))
+			TH_LOG("mask \"%s\"", bad[i]);
 	}
 	/* Beyond 64 bits: kstrtoull()'s ERANGE. */
 	EXPECT_EQ(-ERANGE, kmt_write_str(KMT_DIR "/enable", "18446744073709551616"));

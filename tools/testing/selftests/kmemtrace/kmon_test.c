@@ -745,7 +745,8 @@ TEST_F(kmon, reserve_wraps_the_ring)
 			ASSERT_EQ(6ULL, kmon_blob_len(r)) TH_LOG("run %u record %u", k, i);
 			ASSERT_EQ(KMON_DT_TEST, r[KMON_HDR_SIZE]);
 			ASSERT_EQ(KMON_CTX_TASK, r[KMON_HDR_SIZE + KMON_TB_CTX]);
-			ASSERT_EQ(i, kmon_le(r + KMON_HDR_SIZE + KMON_TB_SEQ, 4)) TH_LOG("run %u", k);
+			ASSERT_EQ(i, kmon_le(r + KMON_HDR_SIZE + KMON_TB_SEQ, 4))
+				TH_LOG("run %u", k);
 		}
 	}
 
@@ -1437,7 +1438,8 @@ TEST_F(kmon, queue_dequeue_alternate)
 		/* Counted: a move or change that failed is not one made. */
 		moved += !sched_setaffinity(sleeper, sizeof(set), &set);
 		if (moves % 3 == 0)
-			reclassed += !sched_setscheduler(sleeper, moves % 2 ? SCHED_OTHER : SCHED_FIFO,
+			reclassed += !sched_setscheduler(sleeper,
+							 moves % 2 ? SCHED_OTHER : SCHED_FIFO,
 							 moves % 2 ? &other : &fifo);
 	}
 	ASSERT_EQ(sleeper, waitpid(sleeper, &status, 0));

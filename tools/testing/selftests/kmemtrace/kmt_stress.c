@@ -25,7 +25,7 @@
  *                        relay readers attaching and detaching, under an
  *                        allocation storm on both CPUs; then a capture,
  *                        which must miss exactly what the kernel counted
- *   tools_stop           kmemtraced stopped by SIGINT and by -b: the
+ *   tools_stop           kmemtraced stopped by SIGINT and by -m: the
  *                        capture is complete, missing only what the
  *                        kernel counted lost
  *   tools_bad_outputs    kmonlog and kmemtraced with files they cannot
@@ -639,8 +639,8 @@ static void kmonlog_run(struct __test_metadata *_metadata, const char *dir, cons
 		 * the first one that did not fit and those after it cut.
 		 */
 		EXPECT_LT(0ULL, cut) TH_LOG("-m %llu cut nothing", max);
-		EXPECT_GE(max, (unsigned long long)size) TH_LOG("-m %llu: a log of %zu bytes",
-								 max, size);
+		EXPECT_GE(max, (unsigned long long)size)
+			TH_LOG("-m %llu: a log of %zu bytes", max, size);
 		EXPECT_LT(max, (unsigned long long)size + KMON_RECORD_MAX)
 			TH_LOG("-m %llu: a log of %zu bytes stops short of the limit", max, size);
 	}
@@ -857,7 +857,7 @@ static bool kmemtraced_total(const char *path, unsigned long long *events,
 
 /*
  * kmemtraced -e under a storm, stopped by SIGINT after half the test's
- * time, and by -b 1M: either way it reads what the buffers hold before
+ * time, and by -m 1M: either way it reads what the buffers hold before
  * it exits, so that kmemtrace-check finds the capture complete, missing
  * nothing but what the kernel counted lost. (-t is kmemtrace_toggle's.)
  */
@@ -892,12 +892,12 @@ TEST_F_TIMEOUT(stress, tools_stop, 300)
 	TH_LOG("kmemtraced stopped by SIGINT: %llu events, %llu bytes", events, bytes);
 	expect_accounted(_metadata, self->dir, "sigint");
 
-	i = kmt_run("%s -e -q -b 1M -o %s/bytes > %s/bytes.out 2>&1", bin, self->dir, self->dir);
-	EXPECT_TRUE(clean_or_lossy(i)) TH_LOG("-b 1M: exit %d", i);
+	i = kmt_run("%s -e -q -m 1M -o %s/bytes > %s/bytes.out 2>&1", bin, self->dir, self->dir);
+	EXPECT_TRUE(clean_or_lossy(i)) TH_LOG("-m 1M: exit %d", i);
 	snprintf(l, sizeof(l), "%s/bytes.out", self->dir);
 	ASSERT_TRUE(kmemtraced_total(l, &events, &bytes)) kmt_run("cat %s >&2", l);
 	EXPECT_LE(1ULL << 20, bytes);
-	TH_LOG("kmemtraced -b 1M: %llu events, %llu bytes", events, bytes);
+	TH_LOG("kmemtraced -m 1M: %llu events, %llu bytes", events, bytes);
 	expect_accounted(_metadata, self->dir, "bytes");
 	stop_storms(_metadata, storms, nstorms);
 }

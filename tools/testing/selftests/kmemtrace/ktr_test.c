@@ -325,8 +325,8 @@ FIXTURE_SETUP(dec)
 	snprintf(cap, sizeof(cap), "%s/cap", self->dir);
 	ASSERT_EQ(0, mkdir(cap, 0700));
 	/* A saved copy: each file copied, or the loop says which was not. */
-	ASSERT_EQ(0, kmt_run("cd " KTR_DIR " && for f in formats classes cpu*;"
-			     " do cat $f > %s/$f || { echo \"# cannot copy $f\"; exit 1; }; done", cap));
+	ASSERT_EQ(0, kmt_run("cd " KTR_DIR " && for f in formats classes cpu*; do cat $f > %s/$f ||"
+			     " { echo \"# cannot copy $f\"; exit 1; }; done", cap));
 }
 
 FIXTURE_TEARDOWN(dec)
@@ -581,7 +581,8 @@ TEST_F(ktr, unprivileged_open_denied)
 	/* No permission bit for others, whatever open() says below. */
 	for (i = 0; i < ARRAY_SIZE(files); i++) {
 		ASSERT_EQ(0, stat(files[i], &st)) TH_LOG("%s: %s", files[i], strerror(errno));
-		EXPECT_EQ(0U, st.st_mode & 0007) TH_LOG("%s: mode %#o", files[i], st.st_mode & 07777);
+		EXPECT_EQ(0U, st.st_mode & 0007)
+			TH_LOG("%s: mode %#o", files[i], st.st_mode & 07777);
 	}
 	pid = fork();
 	ASSERT_LE(0, pid);
