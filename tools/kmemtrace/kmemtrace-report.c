@@ -44,7 +44,6 @@
 #include "kmt_meta.h"
 #include "kmt_msg.h"
 
-
 static const char *const prog = "kmemtrace-report";
 
 #define die(status, ...)	kmt_die(prog, status, __VA_ARGS__)
