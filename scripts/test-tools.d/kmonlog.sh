@@ -450,11 +450,11 @@ kl_classes cc -c page -c sched,kmalloc
 for f in c cc; do
 	n=$(grep -c . "$kc/$f.err" || true)
 	[ "$n" -eq 2 ] || kl_bad+=" [$f: $n lines on standard error, want the warning and the totals]"
-	n=$(grep -cxF 'kmonlog: -c is now -C (classes); -c will mean a CPU list' "$kc/$f.err" || true)
+	n=$(grep -cxF 'kmonlog: -c is now -C (classes); -c will name CPUs' "$kc/$f.err" || true)
 	[ "$n" -eq 1 ] ||
 		kl_bad+=" [$f: $n warnings naming -C, want 1: $(head -n 2 "$kc/$f.err" | tr '\n' '|')]"
 done
-kl_verdict "-c, the old letter of -C: still asks the device for its classes and captures, exit 0, with one warning (also when given twice): '-c is now -C (classes); -c will mean a CPU list'"
+kl_verdict "-c, the old letter of -C: still asks the device for its classes and captures, exit 0, with one warning (also when given twice): '-c is now -C (classes); -c will name CPUs'"
 
 kl_case long
 kl_dev2

@@ -418,7 +418,7 @@ static const char help_text[] =
 	"  -V, --version             show the version and exit\n"
 	"\n"
 	"-c, the old letter of -C, still works in this release, with a warning:\n"
-	"in ktrdump and kmemtrace-report it means a CPU list, and will here too.\n"
+	"in ktrdump and kmemtrace-report it names CPUs, and will here too.\n"
 	"\n"
 	"DEVICE, OUTFIL, PIDFIL and standard error must be different files\n"
 	"(character devices such as /dev/null excepted, DEVICE not).\n"
@@ -474,7 +474,7 @@ static void parse_args(struct kmonlog *k, int argc, char **argv)
 			 */
 			if (!warned_c)
 				fprintf(stderr, "%s: -c is now -C (classes); %s\n", prog,
-					"-c will mean a CPU list");
+					"-c will name CPUs");
 			warned_c = true;
 			fallthrough;
 		case 'C':

@@ -12,12 +12,12 @@
  *   ./fuzz_ktrdump CORPUS_DIR		fuzz
  *   ./fuzz_ktrdump FILE...		replay
  *
- * Input: one flags byte (bit 0: -a; bit 1: -l; bit 2: -o; bit 3: -f,
+ * Input: one flags byte (bit 0: -a; bit 1: -l; bit 2: -O; bit 3: -F,
  * which reads once, as when a stop signal came at once; bit 4: two CPU
  * files; either may be of either byte order),
  * two bytes of length (little endian) and the formats file, two bytes
  * of length and the classes file (none if 0), one byte of length and
- * the argument of -m (not given if 0), one byte of length and that of
+ * the argument of -C (not given if 0), one byte of length and that of
  * -c (not given if 0), then the bytes of cpu0, or with bit 4 two bytes
  * of length, that many bytes of cpu0, the rest being cpu1. The files
  * are written to a directory of their own (under $TMPDIR, or /tmp),
@@ -259,13 +259,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (flags & 2)
 		argv[argc++] = "-l";
 	if (flags & 4)
-		argv[argc++] = "-o";
+		argv[argc++] = "-O";
 	if (flags & 8)
-		argv[argc++] = "-f";
+		argv[argc++] = "-F";
 	p = fuzz_take(&data, &size, 1, &len);
 	if (len) {
 		arg(classes, p, len);
-		argv[argc++] = "-m";
+		argv[argc++] = "-C";
 		argv[argc++] = classes;
 	}
 	p = fuzz_take(&data, &size, 1, &len);
