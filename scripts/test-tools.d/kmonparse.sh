@@ -146,10 +146,10 @@ def track(cpu):
 
 
 def slice_ns(since, to):
-    # As a reader adds them, as doubles, ts + dur must not pass the next
-    # slice's ts: a nanosecond less until it does not.
+    # As a reader adds them, as doubles, ts + dur must end before the
+    # next slice's ts: a nanosecond less until it does.
     d = to - since if to > since else 0
-    while d and since / 1e3 + d / 1e3 > to / 1e3:
+    while d and since / 1e3 + d / 1e3 >= to / 1e3:
         d -= 1
     return d
 
@@ -516,12 +516,12 @@ for e in ev:
 bad = 0
 for tid, s in by.items():
     s.sort(key=lambda e: e["ts"])
-    bad += sum(1 for a, b in zip(s, s[1:]) if a["ts"] + a["dur"] > b["ts"])
+    bad += sum(1 for a, b in zip(s, s[1:]) if a["ts"] + a["dur"] >= b["ts"])
 assert len(ev) > 1000, "only %d slices" % len(ev)
-assert not bad, "%d slices end after the next one starts" % bad
+assert not bad, "%d slices end as or after the next one starts" % bad
 print("%d slices" % len(ev))
 PY
-	t_pass "kmonparse: --format=perfetto: no slice ends, as doubles add, after the next one of its CPU starts ($(cat "$kd/rounds-json.py"))"
+	t_pass "kmonparse: --format=perfetto: every slice ends, as doubles add, before the next one of its CPU starts ($(cat "$kd/rounds-json.py"))"
 else
 	t_fail "kmonparse: perfetto slices overlap" "$(tr '\n' ' ' <"$kd/rounds-json.py") $(head -c 200 "$kd/rounds-json.err")"
 	failed=1

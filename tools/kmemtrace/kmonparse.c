@@ -549,16 +549,17 @@ static struct cpu_track *track(uint32_t cpu)
 }
 
 /*
- * The duration of a slice from @from to @to (ns). Readers of the JSON add
- * "ts" and "dur" as doubles of microseconds: where rounding puts the sum
- * past the next slice's "ts", which is @to, a viewer (speedscope) nests
- * the next slice in this one. A nanosecond less, until the sum is no later.
+ * The duration of a slice from @from to @to (ns), where the next slice of
+ * the CPU starts. Readers of the JSON add "ts" and "dur" as doubles of
+ * microseconds, and a viewer (speedscope) nests the next slice in this
+ * one where the sum reaches the next "ts", even exactly: a nanosecond
+ * less, or a few where rounding needs them, so that it ends before.
  */
 static uint64_t slice_ns(uint64_t from, uint64_t to)
 {
 	uint64_t d = to > from ? to - from : 0;
 
-	while (d && (double)from / 1e3 + (double)d / 1e3 > (double)to / 1e3)
+	while (d && (double)from / 1e3 + (double)d / 1e3 >= (double)to / 1e3)
 		d--;
 	return d;
 }
