@@ -712,15 +712,7 @@ static bool same_fds(int a, int b)
 }
 
 /* Refuses the run: nothing is truncated, nothing was started. */
-static void __noreturn __printf(1, 2) refuse(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	kmt_vwarn(prog, fmt, ap);
-	va_end(ap);
-	exit(KMT_EXIT_USAGE);
-}
+#define refuse(...)	kmt_die(prog, KMT_EXIT_USAGE, __VA_ARGS__)
 
 /*
  * The device, the output, the task list and standard error must be

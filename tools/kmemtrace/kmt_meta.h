@@ -110,20 +110,33 @@ static inline char *kmt_slurp(const char *path, size_t *len)
 }
 
 /*
- * "cpu<n>", n in decimal without leading zeros and at most INT_MAX: its
- * n in *@cpu, or false.
+ * "cpu<n>" as the kernel names a CPU's file: n in decimal without a
+ * leading zero (not "cpu01", CPU 1 a second time), at most @max; n in
+ * *@n, or false.
  */
-static inline bool kmt_cpu_file_name(const char *name, int *cpu)
+static inline bool kmt_cpu_name(const char *name, unsigned long long max,
+				unsigned long long *n)
 {
-	const char *n = name + 3;
+	const char *d = name + 3;
 	unsigned long long v;
 	char *end;
 
-	if (strncmp(name, "cpu", 3) || !isdigit((unsigned char)*n) || (n[0] == '0' && n[1]))
+	if (strncmp(name, "cpu", 3) || !isdigit((unsigned char)*d) || (d[0] == '0' && d[1]))
 		return false;
 	errno = 0;
-	v = strtoull(n, &end, 10);
-	if (*end || errno || v > INT_MAX)
+	v = strtoull(d, &end, 10);
+	if (*end || errno || v > max)
+		return false;
+	*n = v;
+	return true;
+}
+
+/* A kmemtrace cpu<n> file name, n at most INT_MAX, in *@cpu; or false. */
+static inline bool kmt_cpu_file_name(const char *name, int *cpu)
+{
+	unsigned long long v;
+
+	if (!kmt_cpu_name(name, INT_MAX, &v))
 		return false;
 	*cpu = v;
 	return true;

@@ -942,15 +942,9 @@ static bool cpu_wanted(uint32_t cpu)
  */
 static bool cpu_file_name(const char *name, uint32_t *cpu)
 {
-	const char *n = name + 3;
 	unsigned long long v;
-	char *end;
 
-	if (strncmp(name, "cpu", 3) || !isdigit((unsigned char)*n) || (n[0] == '0' && n[1]))
-		return false;
-	errno = 0;
-	v = strtoull(n, &end, 10);
-	if (errno || *end || v > UINT32_MAX)
+	if (!kmt_cpu_name(name, UINT32_MAX, &v))
 		return false;
 	*cpu = v;
 	return true;
