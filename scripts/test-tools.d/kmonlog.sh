@@ -365,10 +365,12 @@ rc=0
 [ ! -s "$kc/err" ] || kl_bad+=" [--help wrote to standard error]"
 grep -q '^Usage: kmonlog \[-d DEVICE\]' "$kc/help" || kl_bad+=" [--help: no usage line]"
 for o in -d,--device=DEVICE -b,--buffer-size=BUFSIZ -C,--classes=CLASSES -o,--output=OUTFIL \
-	-t,--time-ms=MSTEST -m,--bytes=BMAX -p,--pids=PIDFIL -n,--nice=NICE -h,--help \
+	-t,--time-ms=MSTEST -m,--bytes=BMAX -p,--pids=PIDFIL -h,--help \
 	-V,--version; do
 	grep -qF -- "  ${o%%,*}, ${o#*,} " "$kc/help" || kl_bad+=" [--help lacks '${o%%,*}, ${o#*,}']"
 done
+grep -qF -- '      --nice=NICE           read at nice NICE' "$kc/help" ||
+	kl_bad+=" [--help lacks '--nice=NICE', without a letter]"
 grep -qF -- '--device=DEVICE       the kmon device file' "$kc/help" ||
 	kl_bad+=" [-d does not say it wants the device file]"
 grep -qF 'Exit status: 0 done, 1 the data has a problem (records were lost),' "$kc/help" ||
@@ -493,7 +495,7 @@ kl_refused() {
 	kl_verdict "refused, exit 2, nothing touched: ${setup:+$setup; }kmonlog $*"
 }
 kl_refused dotslash '-o and -p name the same file \(\./pids\.dat, pids\.dat\)' -- -o ./pids.dat -p pids.dat
-kl_refused dotdot '-o and -p name the same file' -- -o ../same-dotdot/./log -p log -n 0
+kl_refused dotdot '-o and -p name the same file' -- -o ../same-dotdot/./log -p log --nice=0
 kl_refused subdotdot '-o and -p name the same file' 'mkdir sub' -- -o sub/../log -p ./log
 kl_refused new '-o and -p name the same file' -- -o new -p new
 kl_refused symlink-p '-o and -p name the same file' 'ln -s log link' -- -o log -p link

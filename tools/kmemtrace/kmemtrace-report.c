@@ -138,7 +138,7 @@ static void print_help(FILE *f)
 		"A stop signal ends the reading early: the report says partial, exit 1.\n"
 		"  -f, --format=FMT     text (default), json, csv (the call sites), or folded\n"
 		"                       (\"function;type bytes\" lines for flame graphs)\n"
-		"  -s, --sort=KEY       order of the call sites: bytes (allocated, default),\n"
+		"      --sort=KEY       order of the call sites: bytes (allocated, default),\n"
 		"                       req, hits, frag, cross, live\n"
 		"  -n, --top=N          at most N call sites, N caches and N errors (-1: all);\n"
 		"                       the default: 20 in text, all in json, csv and folded\n"
@@ -155,7 +155,8 @@ static void print_help(FILE *f)
 		"  -h, --help           print this help and exit\n"
 		"  -V, --version        print the version and the ABI read, and exit\n"
 		"-t, the old letter of -T, still works in this release, with a warning:\n"
-		"in kmemtraced and kmonlog it means a time, and will here too.\n"
+		"in kmemtraced and kmonlog it means a time, and will here too. So does -s\n"
+		"for --sort: in kmonparse it is a time scale.\n"
 		KMT_EXIT_HELP "(errors: those listed, but frees of unknown pointers)\n", prog,
 		"events lost, or errors found");
 }
@@ -194,6 +195,9 @@ static bool parse_window(const char *arg, __u64 *from, __u64 *to)
 	return true;
 }
 
+/* getopt_long()'s value for --sort, which has no letter: -s is a time scale. */
+#define OPT_SORT	256
+
 enum report_format { FORMAT_TEXT, FORMAT_JSON, FORMAT_CSV, FORMAT_FOLDED };
 
 static const char *const format_names[] = { "text", "json", "csv", "folded" };
@@ -215,7 +219,7 @@ static int parse_options(struct report *rep, struct report_args *args, int argc,
 {
 	static const struct option longopts[] = {
 		{ "format", required_argument, NULL, 'f' },
-		{ "sort", required_argument, NULL, 's' },
+		{ "sort", required_argument, NULL, OPT_SORT },
 		{ "top", required_argument, NULL, 'n' },
 		{ "type", required_argument, NULL, 'T' },
 		{ "cpu", required_argument, NULL, 'c' },
@@ -228,7 +232,7 @@ static int parse_options(struct report *rep, struct report_args *args, int argc,
 		{ NULL, 0, NULL, 0 }
 	};
 	char *end, abi[32];
-	bool warned_t = false;
+	bool warned_t = false, warned_s = false;
 	size_t i;
 	long v;
 	int c;
@@ -248,6 +252,13 @@ static int parse_options(struct report *rep, struct report_args *args, int argc,
 			args->format = i;
 			break;
 		case 's':
+			/* --sort's letter until now; a time scale in kmonparse. */
+			if (!warned_s)
+				fprintf(stderr, "%s: -s is now --sort; %s\n", prog,
+					"-s will be a time scale");
+			warned_s = true;
+			fallthrough;
+		case OPT_SORT:
 			for (i = 0; i < ARRAY_SIZE(sort_names); i++)
 				if (!strcmp(optarg, sort_names[i]))
 					break;

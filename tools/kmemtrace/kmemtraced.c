@@ -205,7 +205,8 @@ static void __noreturn __printf(1, 2) fatal(const char *fmt, ...)
 static void show_help(FILE *f)
 {
 	fprintf(f,
-		"usage: %s [-o DIR] [-t SECONDS] [-m SIZE] [-e] [-q] [-n NICE] [-d KMEMTRACE_DIR]\n"
+		"usage: %s [-o DIR] [-t SECONDS] [-m SIZE] [-e] [-q] [--nice=NICE]\n"
+		"                  [-d KMEMTRACE_DIR]\n"
 		"Captures kmemtrace events from debugfs kmemtrace/cpu<n> into DIR:\n"
 		"DIR/cpu<n>, DIR/meta, DIR/kallsyms, DIR/caches.\n"
 		"  -o, --output=DIR      where to write (default kmemtrace.out):\n"
@@ -217,7 +218,7 @@ static void show_help(FILE *f)
 		"  -e, --enable          turn tracing on at the start and off before the\n"
 		"                        final drain: a complete capture\n"
 		"  -q, --quiet           no progress line\n"
-		"  -n, --nice=NICE       the readers' nice value, -20 to 19 (default: -10\n"
+		"      --nice=NICE       the readers' nice value, -20 to 19 (default: -10\n"
 		"                        if started at nice 0, so that they keep up with\n"
 		"                        tasks that allocate without pause; else unchanged)\n"
 		"  -d, --dir=KMEMTRACE_DIR\n"
@@ -227,7 +228,8 @@ static void show_help(FILE *f)
 		"  -h, --help            show this help and exit\n"
 		"  -V, --version         show the version and exit\n"
 		"-b, the old letter of -m, still works in this release, with a warning:\n"
-		"in kmonlog it means a buffer size, and will here too.\n"
+		"in kmonlog it means a buffer size, and will here too. So does -n for\n"
+		"--nice: in kmemtrace-report it is a number of rows.\n"
 		"A first Ctrl-C, SIGTERM or SIGHUP stops the capture and drains the buffers;\n"
 		"a second one ends kmemtraced at once (meta then says finished 0).\n"
 		KMT_EXIT_HELP, prog, "events were lost");
@@ -1131,14 +1133,14 @@ static void parse_options(int argc, char **argv, struct options *o)
 		{ "bytes", required_argument, NULL, 'm' },
 		{ "enable", no_argument, NULL, 'e' },
 		{ "quiet", no_argument, NULL, 'q' },
-		{ "nice", required_argument, NULL, 'n' },
+		{ "nice", required_argument, NULL, KMT_OPT_NICE },
 		{ "dir", required_argument, NULL, 'd' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ }
 	};
 	char formats[64], *end;
-	bool warned_b = false;
+	bool warned_b = false, warned_n = false;
 	int c;
 
 	*o = (struct options){ .out = "kmemtrace.out", .dir = "/sys/kernel/debug/kmemtrace" };
@@ -1177,9 +1179,16 @@ static void parse_options(int argc, char **argv, struct options *o)
 			o->quiet = true;
 			break;
 		case 'n':
+			/* --nice's letter until now; a count in kmemtrace-report. */
+			if (!warned_n)
+				fprintf(stderr, "%s: -n is now --nice; %s\n", prog,
+					"-n will be a count");
+			warned_n = true;
+			fallthrough;
+		case KMT_OPT_NICE:
 			if (!kmt_parse_nice(optarg, &reader_nice))
 				kmt_die(prog, KMT_EXIT_USAGE,
-					"-n %s: not a nice value from -20 to 19", optarg);
+					"--nice=%s: not a nice value from -20 to 19", optarg);
 			nice_given = true;
 			break;
 		case 'd':

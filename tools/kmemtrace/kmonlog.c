@@ -5,7 +5,7 @@
  * Documentation/trace/kmon.rst and kmonlog(8).
  *
  *   kmonlog [-d DEVICE] [-b BUFSIZ] [-C CLASSES] [-o OUTFIL] [-t MSTEST]
- *           [-m BMAX] [-p PIDFIL] [-n NICE] [-h] [-V]
+ *           [-m BMAX] [-p PIDFIL] [--nice=NICE] [-h] [-V]
  *
  * It starts an instance, writes whole records to OUTFIL until MSTEST
  * milliseconds have passed, BMAX bytes were written, or SIGINT/SIGTERM;
@@ -61,7 +61,7 @@ static const char *prog = "kmonlog";
  * @classes: -C, 0 to leave the device's own (sched)
  * @ms: -t, 0 for no time limit
  * @bmax: -m, 0 for no size limit
- * @nice: -n, and whether it was given
+ * @nice: --nice, and whether it was given
  * @dev: the device's descriptor
  * @out: the output's descriptor (STDOUT_FILENO without -o)
  * @out_name: the output, for messages
@@ -411,7 +411,7 @@ static const char help_text[] =
 	"                            only; those read after are counted, not written\n"
 	"  -p, --pids=PIDFIL         the tasks the log names (default pids.dat),\n"
 	"                            replaced at the end, kept if the capture fails\n"
-	"  -n, --nice=NICE           read at nice NICE, -20 to 19 (default: -10 if\n"
+	"      --nice=NICE           read at nice NICE, -20 to 19 (default: -10 if\n"
 	"                            started at nice 0, so that it keeps up with\n"
 	"                            tasks that log without pause; else unchanged)\n"
 	"  -h, --help                show this help and exit\n"
@@ -419,6 +419,7 @@ static const char help_text[] =
 	"\n"
 	"-c, the old letter of -C, still works in this release, with a warning:\n"
 	"in ktrdump and kmemtrace-report it names CPUs, and will here too.\n"
+	"So does -n for --nice: in kmemtrace-report it is a number of rows.\n"
 	"\n"
 	"DEVICE, OUTFIL, PIDFIL and standard error must be different files\n"
 	"(character devices such as /dev/null excepted, DEVICE not).\n"
@@ -429,7 +430,7 @@ static const char help_text[] =
 static void show_help(FILE *f)
 {
 	fprintf(f, "Usage: %s [-d DEVICE] [-b BUFSIZ] [-C CLASSES] [-o OUTFIL] [-t MSTEST]\n"
-		"               [-m BMAX] [-p PIDFIL] [-n NICE] [-h] [-V]\n", prog);
+		"               [-m BMAX] [-p PIDFIL] [--nice=NICE] [-h] [-V]\n", prog);
 	fputs(help_text, f);
 	fprintf(f, KMT_EXIT_HELP, "records were lost");
 }
@@ -444,13 +445,13 @@ static void parse_args(struct kmonlog *k, int argc, char **argv)
 		{ "time-ms", required_argument, NULL, 't' },
 		{ "bytes", required_argument, NULL, 'm' },
 		{ "pids", required_argument, NULL, 'p' },
-		{ "nice", required_argument, NULL, 'n' },
+		{ "nice", required_argument, NULL, KMT_OPT_NICE },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
 	unsigned long long size;
-	bool warned_c = false;
+	bool warned_c = false, warned_n = false;
 	int c;
 
 	/* getopt's messages begin with argv[0]: "kmonlog: ", as kmonlog's own. */
@@ -493,8 +494,15 @@ static void parse_args(struct kmonlog *k, int argc, char **argv)
 			k->pid_path = optarg;
 			break;
 		case 'n':
+			/* --nice's letter until now; a count in kmemtrace-report. */
+			if (!warned_n)
+				fprintf(stderr, "%s: -n is now --nice; %s\n", prog,
+					"-n will be a count");
+			warned_n = true;
+			fallthrough;
+		case KMT_OPT_NICE:
 			if (!kmt_parse_nice(optarg, &k->nice)) {
-				fprintf(stderr, "%s: -n %s: not a nice value from -20 to 19\n",
+				fprintf(stderr, "%s: --nice=%s: not a nice value from -20 to 19\n",
 					prog, optarg);
 				exit(KMT_EXIT_USAGE);
 			}

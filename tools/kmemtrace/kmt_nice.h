@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The readers' nice value of kmemtraced and kmonlog (-n NICE). At the
+ * The readers' nice value of kmemtraced and kmonlog (--nice=NICE). At the
  * priority of a task that logs without pause, a reader that shares its
  * CPU gets half of it and falls behind, and the kernel drops events;
  * ahead of it, the reader runs when there is something to read and the
@@ -17,7 +17,14 @@
 
 #define KMT_NICE_DEFAULT	(-10)
 
-/* -n's argument into *@nice: false unless a whole number from -20 to 19. */
+/*
+ * getopt_long()'s value for --nice, which has no letter: -n is a count
+ * (kmemtrace-report --top). -n still means --nice, with a warning, for
+ * this release.
+ */
+#define KMT_OPT_NICE		256
+
+/* --nice's argument into *@nice: false unless a whole number from -20 to 19. */
 static inline bool kmt_parse_nice(const char *s, int *nice)
 {
 	char *end;
@@ -32,7 +39,7 @@ static inline bool kmt_parse_nice(const char *s, int *nice)
 }
 
 /*
- * Whether the readers should set their nice value: when -n gave it, or
+ * Whether the readers should set their nice value: when --nice gave it, or
  * when the process was started at 0, the default.
  */
 static inline bool kmt_nice_wanted(bool given)
