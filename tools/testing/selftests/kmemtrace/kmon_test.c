@@ -45,36 +45,19 @@
 #include "alloc_report.h"
 #include "ksyms.h"
 #include "kmt_util.h"
+#include "kmon_trigger.h"
 
-#define KMON_DEV	"/dev/kmon"
-#define KMON_TRIGGER	"/sys/kernel/debug/kmemtrace/kmon_selftest"
-/* A KMON_DT_TEST record of the trigger: header, type, context, sequence. */
-#define TEST_REC	(KMON_HDR_SIZE + 6)
-
-/* Write @cmd to the trigger; return its result line's fields. */
+/* The trigger's result line's fields (kmon_trigger.h). */
 static int trigger(const char *cmd, unsigned int *logged, int *ctx, int *error)
 {
-	char line[128], mode[16];
-	unsigned int n;
-	int fd, len;
+	struct kmon_trigger_result r;
+	int ret = kmon_trigger(cmd, &r);
 
-	fd = open(KMON_TRIGGER, O_RDWR);
-	if (fd < 0)
-		return -errno;
-	if (write(fd, cmd, strlen(cmd)) < 0) {
-		int e = -errno;
-
-		close(fd);
-		return e;
-	}
-	len = pread(fd, line, sizeof(line) - 1, 0);
-	close(fd);
-	if (len <= 0)
-		return -EIO;
-	line[len] = '\0';
-	if (sscanf(line, "%15s %u logged %u context %d error %d", mode, &n, logged, ctx,
-		   error) != 5)
-		return -EIO;
+	if (ret)
+		return ret;
+	*logged = r.logged;
+	*ctx = r.context;
+	*error = r.error;
 	return 0;
 }
 

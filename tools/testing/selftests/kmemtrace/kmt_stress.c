@@ -74,13 +74,10 @@
 #include "../kselftest_harness.h"
 #include "kmon_log.h"
 #include "kmt_util.h"
+#include "kmon_trigger.h"
 
-#define KMON_DEV	"/dev/kmon"
-#define KMON_TRIGGER	KMT_DIR "/kmon_selftest"
 #define ALLOC_TRIGGER	KMT_DIR "/alloc_selftest"
 #define CPU1_ONLINE	"/sys/devices/system/cpu/cpu1/online"
-/* A KMON_DT_TEST record of the trigger: header, type, context, sequence. */
-#define TEST_REC	(KMON_HDR_SIZE + 6)
 
 static int seconds = 3;
 static int stop_flag;
@@ -122,27 +119,18 @@ static unsigned int rnd(unsigned int *state)
  */
 static int trigger_logged(const char *mode, unsigned int n, unsigned long long *logged)
 {
-	char cmd[32], line[128], m[16];
-	unsigned int k, l;
-	int fd, len, ret = 0;
+	struct kmon_trigger_result r;
+	char cmd[32];
+	int ret;
 
 	snprintf(cmd, sizeof(cmd), "%s %u", mode, n);
-	fd = open(KMON_TRIGGER, O_RDWR);
-	if (fd < 0)
-		return -errno;
-	if (write(fd, cmd, strlen(cmd)) != (ssize_t)strlen(cmd))
-		ret = -errno;
-	len = ret ? -1 : pread(fd, line, sizeof(line) - 1, 0);
-	close(fd);
-	if (ret || !logged)
+	ret = kmon_trigger(cmd, &r);
+	if (ret)
 		return ret;
-	if (len <= 0)
+	if (r.n != n)
 		return -EIO;
-	line[len] = '\0';
-	/* "MODE N logged L context C error E ns T" */
-	if (sscanf(line, "%15s %u logged %u", m, &k, &l) != 3 || k != n)
-		return -EIO;
-	*logged += l;
+	if (logged)
+		*logged += r.logged;
 	return 0;
 }
 
