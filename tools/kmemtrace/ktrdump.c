@@ -1738,7 +1738,12 @@ static void old_letter(char old, const char *now, const char *will)
 	err_msg("-%c is now %s; -%c will mean %s", old, now, old, will);
 }
 
-int main(int argc, char **argv)
+/*
+ * The command line into opt; *@classes is --classes's argument, or NULL.
+ * -1 to go on, else the exit status to end with (--help, --version,
+ * bad usage; a bad argument exits).
+ */
+static int parse_options(int argc, char **argv, const char **classes)
 {
 	static const struct option longopts[] = {
 		{ "cpu", required_argument, NULL, 'c' },
@@ -1754,13 +1759,11 @@ int main(int argc, char **argv)
 		{ "version", no_argument, NULL, 'V' },
 		{ }
 	};
-	const char *classes = NULL;
 	char formats[128], *end;
 	unsigned long ms;
-	int c, ret;
+	int c;
 
-	/* First: a closed pipe is then a write error, even for --help. */
-	kmt_catch_stop_signals();
+	*classes = NULL;
 	while ((c = getopt_long(argc, argv, "c:C:m:arlOoFfi:hV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
@@ -1770,7 +1773,7 @@ int main(int argc, char **argv)
 			old_letter('m', "-C (classes)", "a byte limit");
 			fallthrough;
 		case 'C':
-			classes = optarg;
+			*classes = optarg;
 			break;
 		case 'a':
 			opt.absolute = true;
@@ -1824,8 +1827,21 @@ int main(int argc, char **argv)
 	if (opt.interval_set && !opt.follow)
 		usage_fatal("--interval: only with --follow");
 	opt.dir = optind < argc ? argv[optind] : LIVE_DIR;
-	if (classes)
-		parse_classes(classes);
+	if (*classes)
+		parse_classes(*classes);
+	return -1;
+}
+
+int main(int argc, char **argv)
+{
+	const char *classes;
+	int ret;
+
+	/* First: a closed pipe is then a write error, even for --help. */
+	kmt_catch_stop_signals();
+	ret = parse_options(argc, argv, &classes);
+	if (ret >= 0)
+		return ret;
 	if (!opt.follow) {
 		size_t size;
 		char *data = read_formats(opt.dir, &size);
