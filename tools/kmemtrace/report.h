@@ -153,19 +153,23 @@ struct live {
 };
 
 /*
- * The last free of each pointer, as far as a fixed table remembers it:
- * direct-mapped by pointer, a later free overwriting an earlier one in
- * the same slot, and an allocation of the pointer, page or object,
- * clearing its slot. A free of a slab object that is not live is a
- * double free if its slot holds it (it was freed and not allocated
- * again since), a mismatched free if it is live as a page, and a free
- * of an unknown pointer otherwise.
+ * The last free of each slab pointer freed and not allocated again
+ * since: a free of a slab object that is not live is a double free if
+ * the pointer is here, a mismatched free if it is live as a page, and a
+ * free of an unknown pointer otherwise. An open-addressing table that
+ * grows to FREED_MAX_SLOTS (8 MiB), holding half as many pointers; when
+ * it is full it is emptied, the recent frees being the ones a double
+ * free most likely repeats, and the pointers it forgot are counted
+ * (struct report's freed_forgotten): the report says that a double free
+ * of one of them was called a free of an unknown pointer.
  */
-#define FREED_SLOTS	65536
+#ifndef FREED_MAX_SLOTS		/* a power of two; tests build with a small one */
+#define FREED_MAX_SLOTS	(512UL << 10)
+#endif
 
 struct freed {
-	__u64 ptr;
-	unsigned int site;
+	__u64 ptr;		/* 0: an empty slot */
+	unsigned int site;	/* index in sites[] of the free */
 };
 
 enum err_kind {
@@ -250,7 +254,9 @@ struct report {
 	size_t caches_cap;
 	struct live *lives;
 	size_t lives_cap, nlives;
-	struct freed *freed;		/* FREED_SLOTS of them, once there is a free */
+	struct freed *freed;
+	size_t freed_cap, nfreed;
+	__u64 freed_forgotten;		/* pointers forgotten: the table was full */
 	struct err *errs;
 	size_t errs_cap, nerrs;
 	__u64 err_totals[NR_ERR];

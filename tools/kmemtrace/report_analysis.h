@@ -219,6 +219,87 @@ static void live_del(struct report *rep, struct live *l)
 	}
 }
 
+/* ---- Freed slab pointers (struct freed) ------------------------------ */
+
+static size_t freed_slot(const struct report *rep, __u64 ptr)
+{
+	size_t i;
+
+	for (i = mix(ptr) & (rep->freed_cap - 1);
+	     rep->freed[i].ptr && rep->freed[i].ptr != ptr;
+	     i = (i + 1) & (rep->freed_cap - 1))
+		;
+	return i;
+}
+
+static struct freed *freed_find(struct report *rep, __u64 ptr)
+{
+	struct freed *fr;
+
+	if (!rep->freed_cap)
+		return NULL;
+	fr = &rep->freed[freed_slot(rep, ptr)];
+	return fr->ptr ? fr : NULL;
+}
+
+/* Allocated again: forgotten as freed, the table's probes kept whole. */
+static void freed_del(struct report *rep, struct freed *fr)
+{
+	size_t i = fr - rep->freed, j = i;
+
+	fr->ptr = 0;
+	rep->nfreed--;
+	for (;;) {
+		size_t home;
+
+		j = (j + 1) & (rep->freed_cap - 1);
+		if (!rep->freed[j].ptr)
+			return;
+		home = mix(rep->freed[j].ptr) & (rep->freed_cap - 1);
+		/* Move j back to i unless its home lies cyclically in (i, j]. */
+		if (i <= j ? home <= i || home > j : home <= i && home > j) {
+			rep->freed[i] = rep->freed[j];
+			rep->freed[j].ptr = 0;
+			i = j;
+		}
+	}
+}
+
+/* Twice the slots, or, at FREED_MAX_SLOTS, emptied: its pointers counted as forgotten. */
+static void freed_make_room(struct report *rep)
+{
+	struct freed *old = rep->freed;
+	size_t i, old_cap = rep->freed_cap;
+
+	if (old_cap >= FREED_MAX_SLOTS) {
+		rep->freed_forgotten += rep->nfreed;
+		rep->nfreed = 0;
+		memset(rep->freed, 0, old_cap * sizeof(*rep->freed));
+		return;
+	}
+	rep->freed_cap = old_cap ? 2 * old_cap : 1024;
+	rep->freed = xcalloc(rep->freed_cap, sizeof(*rep->freed));
+	for (i = 0; i < old_cap; i++)
+		if (old[i].ptr)
+			rep->freed[freed_slot(rep, old[i].ptr)] = old[i];
+	free(old);
+}
+
+/* @ptr freed at site @si. */
+static void freed_put(struct report *rep, __u64 ptr, unsigned int si)
+{
+	struct freed *fr = freed_find(rep, ptr);
+
+	if (!fr) {
+		if (2 * (rep->nfreed + 1) > rep->freed_cap)
+			freed_make_room(rep);
+		fr = &rep->freed[freed_slot(rep, ptr)];
+		fr->ptr = ptr;
+		rep->nfreed++;
+	}
+	fr->site = si;
+}
+
 /* ---- Errors ---------------------------------------------------------- */
 
 static __u64 err_hash(const struct err *e)
@@ -315,9 +396,10 @@ static void account(struct report *rep, const struct rec *e)
 		rep->site_hist[si * NR_BUCKETS + bucket(e->bytes_req)]++;
 		if (e->bytes_alloc < e->bytes_req)
 			note_err(rep, ERR_LESS, e->type_id, e->call_site, e->type_id, e->call_site);
-		/* Allocated again: a later free of it is no double free. */
-		if (rep->freed && rep->freed[mix(e->ptr) & (FREED_SLOTS - 1)].ptr == e->ptr)
-			rep->freed[mix(e->ptr) & (FREED_SLOTS - 1)].ptr = 0;
+		/* Allocated again, as an object or a page: no double free next. */
+		fr = freed_find(rep, e->ptr);
+		if (fr)
+			freed_del(rep, fr);
 		l = live_add(rep, e->ptr, page, &old);
 		if (old)
 			note_err(rep, ERR_REALLOC, sites[l->site].type, sites[l->site].call_site,
@@ -335,14 +417,9 @@ static void account(struct report *rep, const struct rec *e)
 	}
 	s->frees++;
 	/* Pages are freed in parts and taken without an event: no double frees. */
-	fr = NULL;
-	if (e->type_id != KMEMTRACE_TYPE_PAGES) {
-		if (!rep->freed)
-			rep->freed = xcalloc(FREED_SLOTS, sizeof(*rep->freed));
-		fr = &rep->freed[mix(e->ptr) & (FREED_SLOTS - 1)];
-	}
+	fr = page ? NULL : freed_find(rep, e->ptr);
 	l = live_find(rep, e->ptr, page);
-	if (!l && fr && fr->ptr == e->ptr) {
+	if (!l && fr) {
 		note_err(rep, ERR_DOUBLE, sites[fr->site].type, sites[fr->site].call_site,
 			 e->type_id, e->call_site);
 	} else if (!l) {
@@ -381,10 +458,8 @@ static void account(struct report *rep, const struct rec *e)
 		c->frees++;
 		live_del(rep, l);
 	}
-	if (fr) {
-		fr->ptr = e->ptr;
-		fr->site = si;
-	}
+	if (!page)
+		freed_put(rep, e->ptr, si);
 }
 
 /* ---- The reader thread, and the analysis fed by it (struct batch) ----- */

@@ -298,6 +298,10 @@ static void emit_text(const struct report *rep, long top)
 	printf("errors:");
 	for (t = 0; t < NR_ERR; t++)
 		printf(" %s %llu%s", err_names[t], rep->err_totals[t], t + 1 < NR_ERR ? "," : "\n");
+	if (rep->freed_forgotten)
+		printf("%llu freed pointers forgotten (%lu remembered at most): %s\n",
+		       rep->freed_forgotten, FREED_MAX_SLOTS / 2,
+		       "a double free of one counts as a free of an unknown pointer");
 
 	/* The call site column: as wide as its longest name, or the terminal allows. */
 	for (i = 0; i < n; i++) {
@@ -470,7 +474,7 @@ static void emit_json(const struct report *rep, long top)
 	printf("\n  },\n  \"errors\": {");
 	for (t = 0; t < NR_ERR; t++)
 		printf("%s \"%s\": %llu", t ? "," : "", err_names[t], rep->err_totals[t]);
-	printf(" },\n  \"sites\": [");
+	printf(" },\n  \"freed_forgotten\": %llu,\n  \"sites\": [", rep->freed_forgotten);
 	for (i = 0; i < n; i++) {
 		const struct site *s = rep->rows[i];
 
