@@ -232,7 +232,6 @@ static int parse_options(struct report *rep, struct report_args *args, int argc,
 		{ NULL, 0, NULL, 0 }
 	};
 	char *end, abi[32];
-	bool warned_t = false, warned_s = false;
 	size_t i;
 	long v;
 	int c;
@@ -253,10 +252,7 @@ static int parse_options(struct report *rep, struct report_args *args, int argc,
 			break;
 		case 's':
 			/* --sort's letter until now; a time scale in kmonparse. */
-			if (!warned_s)
-				fprintf(stderr, "%s: -s is now --sort; %s\n", prog,
-					"-s will be a time scale");
-			warned_s = true;
+			kmt_old_letter(prog, 's', "--sort", "be a time scale");
 			fallthrough;
 		case OPT_SORT:
 			for (i = 0; i < ARRAY_SIZE(sort_names); i++)
@@ -278,10 +274,7 @@ static int parse_options(struct report *rep, struct report_args *args, int argc,
 			 * kmemtraced and kmonlog, and here in the next release.
 			 * Said once, the status unchanged.
 			 */
-			if (!warned_t)
-				fprintf(stderr, "%s: -t is now -T (type); %s\n", prog,
-					"-t will mean a time");
-			warned_t = true;
+			kmt_old_letter(prog, 't', "-T (type)", "mean a time");
 			fallthrough;
 		case 'T':
 			for (i = 0; i < NR_TYPES; i++)

@@ -1140,7 +1140,6 @@ static void parse_options(int argc, char **argv, struct options *o)
 		{ }
 	};
 	char formats[64], *end;
-	bool warned_b = false, warned_n = false;
 	int c;
 
 	*o = (struct options){ .out = "kmemtrace.out", .dir = "/sys/kernel/debug/kmemtrace" };
@@ -1162,10 +1161,8 @@ static void parse_options(int argc, char **argv, struct options *o)
 			 * size in kmonlog, and here in the next release. Said
 			 * once, the status unchanged.
 			 */
-			if (!warned_b)
-				fprintf(stderr, "%s: -b is now -m (stop after SIZE bytes); %s\n",
-					prog, "-b will mean a buffer size");
-			warned_b = true;
+			kmt_old_letter(prog, 'b', "-m (stop after SIZE bytes)",
+				       "mean a buffer size");
 			fallthrough;
 		case 'm':
 			if (!kmt_parse_size(optarg, &o->byte_limit))
@@ -1180,10 +1177,7 @@ static void parse_options(int argc, char **argv, struct options *o)
 			break;
 		case 'n':
 			/* --nice's letter until now; a count in kmemtrace-report. */
-			if (!warned_n)
-				fprintf(stderr, "%s: -n is now --nice; %s\n", prog,
-					"-n will be a count");
-			warned_n = true;
+			kmt_old_letter(prog, 'n', "--nice", "be a count");
 			fallthrough;
 		case KMT_OPT_NICE:
 			if (!kmt_parse_nice(optarg, &reader_nice))

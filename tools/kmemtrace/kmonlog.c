@@ -451,7 +451,6 @@ static void parse_args(struct kmonlog *k, int argc, char **argv)
 		{ NULL, 0, NULL, 0 }
 	};
 	unsigned long long size;
-	bool warned_c = false, warned_n = false;
 	int c;
 
 	/* getopt's messages begin with argv[0]: "kmonlog: ", as kmonlog's own. */
@@ -473,10 +472,7 @@ static void parse_args(struct kmonlog *k, int argc, char **argv)
 			 * list in ktrdump and kmemtrace-report, and here in
 			 * the next release. Said once, the status unchanged.
 			 */
-			if (!warned_c)
-				fprintf(stderr, "%s: -c is now -C (classes); %s\n", prog,
-					"-c will name CPUs");
-			warned_c = true;
+			kmt_old_letter(prog, 'c', "-C (classes)", "name CPUs");
 			fallthrough;
 		case 'C':
 			k->classes = parse_classes(optarg);
@@ -495,10 +491,7 @@ static void parse_args(struct kmonlog *k, int argc, char **argv)
 			break;
 		case 'n':
 			/* --nice's letter until now; a count in kmemtrace-report. */
-			if (!warned_n)
-				fprintf(stderr, "%s: -n is now --nice; %s\n", prog,
-					"-n will be a count");
-			warned_n = true;
+			kmt_old_letter(prog, 'n', "--nice", "be a count");
 			fallthrough;
 		case KMT_OPT_NICE:
 			if (!kmt_parse_nice(optarg, &k->nice)) {

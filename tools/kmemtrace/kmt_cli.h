@@ -49,6 +49,23 @@ static inline void kmt_print_version(const char *prog, const char *formats)
 	printf("%s (kmemtrace tools) %s\n%s\n", prog, KMT_VERSION, formats);
 }
 
+/*
+ * A letter this release renamed was used: "PROG: -OLD is now NOW; -OLD
+ * will WILL" on standard error, once per letter however often it is
+ * given, and nothing else changes (the caller goes on as NOW).
+ */
+static inline void kmt_old_letter(const char *prog, char old, const char *now,
+				  const char *will)
+{
+	static unsigned long long warned;	/* a bit per letter, 'A' to 'z' */
+	unsigned long long bit = 1ULL << (old - 'A');
+
+	if (warned & bit)
+		return;
+	warned |= bit;
+	fprintf(stderr, "%s: -%c is now %s; -%c will %s\n", prog, old, now, old, will);
+}
+
 /* Set by the first stop signal; the tool's loops test it. */
 static volatile sig_atomic_t kmt_stop_requested;
 

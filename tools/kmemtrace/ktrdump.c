@@ -1721,24 +1721,6 @@ static void parse_classes(const char *s)
 }
 
 /*
- * -o, -f and -m, ktrdump's letters for --oldest-first, --follow and
- * --classes until now: in the other tools they mean an output file, a
- * format and a byte limit, and will here too. For this release they
- * still do what they did, with one warning per letter (the exit status
- * unchanged), so that scripts can move to -O, -F and -C first.
- */
-static void old_letter(char old, const char *now, const char *will)
-{
-	static unsigned int warned;	/* a bit per letter, 'a' to 'z' */
-	unsigned int bit = 1U << (old - 'a');
-
-	if (warned & bit)
-		return;
-	warned |= bit;
-	err_msg("-%c is now %s; -%c will mean %s", old, now, old, will);
-}
-
-/*
  * The command line into opt; *@classes is --classes's argument, or NULL.
  * -1 to go on, else the exit status to end with (--help, --version,
  * bad usage; a bad argument exits).
@@ -1769,8 +1751,13 @@ static int parse_options(int argc, char **argv, const char **classes)
 		case 'c':
 			parse_cpus(optarg);
 			break;
+		/*
+		 * -m, -o and -f: ktrdump's letters for --classes,
+		 * --oldest-first and --follow until now; in the other tools a
+		 * byte limit, an output file and a format, and here next.
+		 */
 		case 'm':
-			old_letter('m', "-C (classes)", "a byte limit");
+			kmt_old_letter(prog, 'm', "-C (classes)", "mean a byte limit");
 			fallthrough;
 		case 'C':
 			*classes = optarg;
@@ -1785,13 +1772,13 @@ static int parse_options(int argc, char **argv, const char **classes)
 			opt.lines = true;
 			break;
 		case 'o':
-			old_letter('o', "-O (oldest first)", "an output file");
+			kmt_old_letter(prog, 'o', "-O (oldest first)", "mean an output file");
 			fallthrough;
 		case 'O':
 			opt.oldest_first = true;
 			break;
 		case 'f':
-			old_letter('f', "-F (follow)", "an output format");
+			kmt_old_letter(prog, 'f', "-F (follow)", "mean an output format");
 			fallthrough;
 		case 'F':
 			opt.follow = true;
