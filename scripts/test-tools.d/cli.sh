@@ -37,8 +37,9 @@ done
 # Every pair of tools that share a letter.
 while read -r l1 o1 t1; do
 	while read -r l2 o2 t2; do
-		[ "$l1" = "$l2" ] && [[ "$t1" < "$t2" ]] || continue
-		cli_same "$o1" "$o2" || bad+=" [-$l1: --$o1 in $t1, --$o2 in $t2]"
+		if [ "$l1" = "$l2" ] && [[ "$t1" < "$t2" ]] && ! cli_same "$o1" "$o2"; then
+			bad+=" [-$l1: --$o1 in $t1, --$o2 in $t2]"
+		fi
 	done <"$cl/pairs"
 done <"$cl/pairs"
 if [ -z "$bad" ]; then
@@ -87,16 +88,21 @@ rc=0
 "$out/kmemtrace-report" --sort=hits -f csv "$out/clean" >"$cl/sort-long.out" 2>"$cl/sort-long.err" || rc=$?
 rc2=0
 "$out/kmemtrace-report" -s hits -f csv -s hits "$out/clean" >"$cl/sort-s.out" 2>"$cl/sort-s.err" || rc2=$?
-[ $rc -eq 0 ] && [ $rc2 -eq 0 ] || bad+=" [report --sort=hits: exit $rc, -s hits: exit $rc2]"
-[ -s "$cl/sort-long.out" ] && cmp -s "$cl/sort-long.out" "$cl/sort-s.out" ||
+if [ $rc -ne 0 ] || [ $rc2 -ne 0 ]; then
+	bad+=" [report --sort=hits: exit $rc, -s hits: exit $rc2]"
+fi
+if [ ! -s "$cl/sort-long.out" ] || ! cmp -s "$cl/sort-long.out" "$cl/sort-s.out"; then
 	bad+=" [report -s hits: not the report of --sort=hits]"
+fi
 [ ! -s "$cl/sort-long.err" ] || bad+=" [report --sort=hits: standard error '$(head -c 200 "$cl/sort-long.err")']"
 [ "$(cat "$cl/sort-s.err")" = "$w" ] ||
 	bad+=" [report -s hits -s hits: standard error '$(tr '\n' '|' <"$cl/sort-s.err")', want '$w' once]"
 rc=0
 "$out/kmemtrace-report" -s size "$out/clean" >/dev/null 2>"$cl/sort-bad.err" || rc=$?
-[ $rc -eq 2 ] && [ "$(head -n 2 "$cl/sort-bad.err")" = "$w"$'\n'"kmemtrace-report: --sort=size: not a sort key" ] ||
+if [ $rc -ne 2 ] ||
+	[ "$(head -n 2 "$cl/sort-bad.err")" != "$w"$'\n'"kmemtrace-report: --sort=size: not a sort key" ]; then
 	bad+=" [report -s size: exit $rc, '$(head -n 2 "$cl/sort-bad.err" | tr '\n' '|')']"
+fi
 grep -q -- '^  -s, ' "$cl/kmemtrace-report.help" && bad+=" [kmemtrace-report --help still lists -s]"
 if [ -z "$bad" ]; then
 	t_pass "the letters given up: kmemtraced and kmonlog -n, kmemtrace-report -s still work as --nice and --sort, with one warning each"

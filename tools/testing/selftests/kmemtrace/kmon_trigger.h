@@ -36,8 +36,8 @@ struct kmon_trigger_result {
 
 /*
  * Writes @cmd to the trigger and reads its result line into *@r:
- * 0, or -errno of the open or the write (all of @cmd, or -EIO), or
- * -EIO for a result line that is not one.
+ * 0, or -errno of the open, the write (all of @cmd, or -EIO) or the
+ * read, or -EIO for a result line that is not one.
  */
 static inline int kmon_trigger(const char *cmd, struct kmon_trigger_result *r)
 {
@@ -57,8 +57,15 @@ static inline int kmon_trigger(const char *cmd, struct kmon_trigger_result *r)
 		return e;
 	}
 	got = pread(fd, line, sizeof(line) - 1, 0);
+	if (got < 0) {
+		/* seq_read()'s buffer, which fault injection may refuse */
+		int e = -errno;
+
+		close(fd);
+		return e;
+	}
 	close(fd);
-	if (got <= 0)
+	if (!got)
 		return -EIO;
 	line[got] = '\0';
 	if (sscanf(line, "%15s %u logged %u context %d error %d", r->mode, &r->n,
