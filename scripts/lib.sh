@@ -49,11 +49,16 @@ log() { printf '==> %s\n' "$*" >&2; }
 warn() { printf 'WARNING: %s\n' "$*" >&2; }
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }
 
-# overlay_files: every overlay file, relative to $TOP, sorted.
+# The fuzz corpora, beside their harnesses in the repository only: test
+# data of the workbench (scripts/test-tools), not part of the series.
+FUZZ_CORPORA=tools/kmemtrace/tests/fuzz
+# overlay_files: every overlay file, relative to $TOP, sorted; the fuzz
+# corpora are not overlay files.
 overlay_files() {
 	local d
 	for d in "${OVERLAY_DIRS[@]}"; do
-		[ -d "$TOP/$d" ] && (cd "$TOP" && find "$d" -type f ! -name "*~" ! -name ".*.sw?" ! -name "*.orig" ! -name "*.rej")
+		[ -d "$TOP/$d" ] && (cd "$TOP" && find "$d" -path "$FUZZ_CORPORA" -prune -o -type f \
+			! -name "*~" ! -name ".*.sw?" ! -name "*.orig" ! -name "*.rej" -print)
 	done | LC_ALL=C sort
 }
 
