@@ -27,7 +27,7 @@ for t in kmemtraced kmemtrace-check kmemtrace-report kmonlog kmonparse ktrdump; 
 		bad+=" [$t --help: exit not 0]"
 		continue
 	fi
-	grep -oE '^ +-[A-Za-z], --[a-z-]+' "$cl/$t.help" |
+	{ grep -oE '^ +-[A-Za-z], --[a-z-]+' "$cl/$t.help" || :; } |
 		sed -E "s/^ +-(.), --(.*)/\1 \2 $t/" >"$cl/$t.pairs"
 	[ -s "$cl/$t.pairs" ] || bad+=" [$t --help: no -X, --long lines]"
 	cat "$cl/$t.pairs" >>"$cl/pairs"
@@ -54,8 +54,9 @@ fi
 bad=""
 while read -r l o t; do
 	case "$l" in h|V) continue ;; esac
-	# Options without an argument may start the tool: timeout stops it.
-	timeout -k 1 2 "$out/$t" "-$l" </dev/null >/dev/null 2>"$cl/$t-$l.err" || true
+	# Options without an argument may start the tool: timeout stops it,
+	# and what it writes lands in $cl.
+	(cd "$cl" && timeout -k 1 2 "$out/$t" "-$l" </dev/null >/dev/null 2>"$cl/$t-$l.err") || true
 	! grep -q 'invalid option' "$cl/$t-$l.err" || bad+=" [$t -$l (--$o): invalid option]"
 done <"$cl/pairs"
 if [ -z "$bad" ]; then

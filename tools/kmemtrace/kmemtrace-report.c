@@ -92,7 +92,8 @@ static void report_reset(struct report *rep)
 	free(rep->site_hist);
 	free(rep->caches);
 	free(rep->lives);
-	free(rep->freed);
+	free(rep->freed[0].slot);
+	free(rep->freed[1].slot);
 	free(rep->errs);
 	free(rep->rows);
 	free(rep->err_rows);
@@ -155,8 +156,9 @@ static void print_help(FILE *f)
 		"  -h, --help           print this help and exit\n"
 		"  -V, --version        print the version and the ABI read, and exit\n"
 		"-t, the old letter of -T, still works in this release, with a warning:\n"
-		"in kmemtraced and kmonlog it means a time, and will here too. So does -s\n"
-		"for --sort: in kmonparse it is a time scale.\n"
+		"in kmemtraced and kmonlog it means a time, and will here too. -s, the\n"
+		"old letter of --sort, also still works with a warning; in kmonparse it\n"
+		"is a time scale.\n"
 		KMT_EXIT_HELP "(errors: those listed, but frees of unknown pointers)\n", prog,
 		"events lost, or errors found");
 }

@@ -228,8 +228,9 @@ static void show_help(FILE *f)
 		"  -h, --help            show this help and exit\n"
 		"  -V, --version         show the version and exit\n"
 		"-b, the old letter of -m, still works in this release, with a warning:\n"
-		"in kmonlog it means a buffer size, and will here too. So does -n for\n"
-		"--nice: in kmemtrace-report it is a number of rows.\n"
+		"in kmonlog it means a buffer size, and will here too. -n, the old\n"
+		"letter of --nice, also still works with a warning; in kmemtrace-report\n"
+		"it is a number of rows.\n"
 		"A first Ctrl-C, SIGTERM or SIGHUP stops the capture and drains the buffers;\n"
 		"a second one ends kmemtraced at once (meta then says finished 0).\n"
 		KMT_EXIT_HELP, prog, "events were lost");

@@ -156,12 +156,15 @@ struct live {
  * The last free of each slab pointer freed and not allocated again
  * since: a free of a slab object that is not live is a double free if
  * the pointer is here, a mismatched free if it is live as a page, and a
- * free of an unknown pointer otherwise. An open-addressing table that
- * grows to FREED_MAX_SLOTS (8 MiB), holding half as many pointers; when
- * it is full it is emptied, the recent frees being the ones a double
- * free most likely repeats, and the pointers it forgot are counted
- * (struct report's freed_forgotten): the report says that a double free
- * of one of them was called a free of an unknown pointer.
+ * free of an unknown pointer otherwise. Two generations of
+ * open-addressing tables: the current one grows to FREED_MAX_SLOTS / 2
+ * slots, holding half as many pointers; when it is full, the older
+ * generation is dropped, its pointers counted as forgotten (struct
+ * report's freed_forgotten), and the current one becomes the older.
+ * So the last FREED_MAX_SLOTS / 4 frees, at least, are always
+ * remembered, in 8 MiB at most; the report says when it forgot some,
+ * as a double free of one of those is called a free of an unknown
+ * pointer.
  */
 #ifndef FREED_MAX_SLOTS		/* a power of two; tests build with a small one */
 #define FREED_MAX_SLOTS	(512UL << 10)
@@ -170,6 +173,11 @@ struct live {
 struct freed {
 	__u64 ptr;		/* 0: an empty slot */
 	unsigned int site;	/* index in sites[] of the free */
+};
+
+struct freed_table {
+	struct freed *slot;
+	size_t cap, n;
 };
 
 enum err_kind {
@@ -254,9 +262,8 @@ struct report {
 	size_t caches_cap;
 	struct live *lives;
 	size_t lives_cap, nlives;
-	struct freed *freed;
-	size_t freed_cap, nfreed;
-	__u64 freed_forgotten;		/* pointers forgotten: the table was full */
+	struct freed_table freed[2];	/* the current generation, the older */
+	__u64 freed_forgotten;		/* pointers forgotten: the tables were full */
 	struct err *errs;
 	size_t errs_cap, nerrs;
 	__u64 err_totals[NR_ERR];

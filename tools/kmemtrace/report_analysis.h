@@ -221,81 +221,104 @@ static void live_del(struct report *rep, struct live *l)
 
 /* ---- Freed slab pointers (struct freed) ------------------------------ */
 
-static size_t freed_slot(const struct report *rep, __u64 ptr)
+static size_t freed_slot(const struct freed_table *t, __u64 ptr)
 {
 	size_t i;
 
-	for (i = mix(ptr) & (rep->freed_cap - 1);
-	     rep->freed[i].ptr && rep->freed[i].ptr != ptr;
-	     i = (i + 1) & (rep->freed_cap - 1))
+	for (i = mix(ptr) & (t->cap - 1); t->slot[i].ptr && t->slot[i].ptr != ptr;
+	     i = (i + 1) & (t->cap - 1))
 		;
 	return i;
 }
 
-static struct freed *freed_find(struct report *rep, __u64 ptr)
+/* @ptr's entry in @t, or NULL. */
+static struct freed *freed_in(const struct freed_table *t, __u64 ptr)
 {
 	struct freed *fr;
 
-	if (!rep->freed_cap)
+	if (!t->cap)
 		return NULL;
-	fr = &rep->freed[freed_slot(rep, ptr)];
+	fr = &t->slot[freed_slot(t, ptr)];
 	return fr->ptr ? fr : NULL;
 }
 
-/* Allocated again: forgotten as freed, the table's probes kept whole. */
-static void freed_del(struct report *rep, struct freed *fr)
+/* @ptr's last free, in either generation, or NULL; *@gen says which. */
+static struct freed *freed_find(struct report *rep, __u64 ptr, int *gen)
 {
-	size_t i = fr - rep->freed, j = i;
+	for (*gen = 0; *gen < 2; (*gen)++) {
+		struct freed *fr = freed_in(&rep->freed[*gen], ptr);
+
+		if (fr)
+			return fr;
+	}
+	return NULL;
+}
+
+/* @fr out of @t, the table's probes kept whole. */
+static void freed_del(struct freed_table *t, struct freed *fr)
+{
+	size_t i = fr - t->slot, j = i;
 
 	fr->ptr = 0;
-	rep->nfreed--;
+	t->n--;
 	for (;;) {
 		size_t home;
 
-		j = (j + 1) & (rep->freed_cap - 1);
-		if (!rep->freed[j].ptr)
+		j = (j + 1) & (t->cap - 1);
+		if (!t->slot[j].ptr)
 			return;
-		home = mix(rep->freed[j].ptr) & (rep->freed_cap - 1);
+		home = mix(t->slot[j].ptr) & (t->cap - 1);
 		/* Move j back to i unless its home lies cyclically in (i, j]. */
 		if (i <= j ? home <= i || home > j : home <= i && home > j) {
-			rep->freed[i] = rep->freed[j];
-			rep->freed[j].ptr = 0;
+			t->slot[i] = t->slot[j];
+			t->slot[j].ptr = 0;
 			i = j;
 		}
 	}
 }
 
-/* Twice the slots, or, at FREED_MAX_SLOTS, emptied: its pointers counted as forgotten. */
+/*
+ * Room for one more in the current generation: twice the slots, or, at
+ * FREED_MAX_SLOTS / 2, a new generation, the older one's pointers
+ * counted as forgotten.
+ */
 static void freed_make_room(struct report *rep)
 {
-	struct freed *old = rep->freed;
-	size_t i, old_cap = rep->freed_cap;
+	struct freed_table *cur = &rep->freed[0], *older = &rep->freed[1];
+	struct freed *old = cur->slot;
+	size_t i, old_cap = cur->cap, max = FREED_MAX_SLOTS / 2;
 
-	if (old_cap >= FREED_MAX_SLOTS) {
-		rep->freed_forgotten += rep->nfreed;
-		rep->nfreed = 0;
-		memset(rep->freed, 0, old_cap * sizeof(*rep->freed));
+	if (old_cap >= max) {
+		rep->freed_forgotten += older->n;
+		free(older->slot);
+		*older = *cur;
+		cur->slot = xcalloc(old_cap, sizeof(*cur->slot));
+		cur->n = 0;
 		return;
 	}
-	rep->freed_cap = old_cap ? 2 * old_cap : 1024;
-	rep->freed = xcalloc(rep->freed_cap, sizeof(*rep->freed));
+	cur->cap = old_cap ? 2 * old_cap : (max < 1024 ? max : 1024);
+	cur->slot = xcalloc(cur->cap, sizeof(*cur->slot));
 	for (i = 0; i < old_cap; i++)
 		if (old[i].ptr)
-			rep->freed[freed_slot(rep, old[i].ptr)] = old[i];
+			cur->slot[freed_slot(cur, old[i].ptr)] = old[i];
 	free(old);
 }
 
-/* @ptr freed at site @si. */
+/* @ptr freed at site @si: in the current generation, out of the older. */
 static void freed_put(struct report *rep, __u64 ptr, unsigned int si)
 {
-	struct freed *fr = freed_find(rep, ptr);
+	struct freed_table *cur = &rep->freed[0];
+	struct freed *fr = freed_in(cur, ptr);
 
 	if (!fr) {
-		if (2 * (rep->nfreed + 1) > rep->freed_cap)
+		fr = freed_in(&rep->freed[1], ptr);
+		if (fr)
+			freed_del(&rep->freed[1], fr);
+		if (2 * (cur->n + 1) > cur->cap)
 			freed_make_room(rep);
-		fr = &rep->freed[freed_slot(rep, ptr)];
+		fr = &cur->slot[freed_slot(cur, ptr)];
 		fr->ptr = ptr;
-		rep->nfreed++;
+		cur->n++;
 	}
 	fr->site = si;
 }
@@ -375,6 +398,7 @@ static void account(struct report *rep, const struct rec *e)
 	struct site *s, *sites;
 	struct freed *fr;
 	struct cache *c;
+	int gen;
 	bool page = e->type_id == KMEMTRACE_TYPE_PAGES;
 	struct live *l;
 	unsigned int si;
@@ -397,9 +421,9 @@ static void account(struct report *rep, const struct rec *e)
 		if (e->bytes_alloc < e->bytes_req)
 			note_err(rep, ERR_LESS, e->type_id, e->call_site, e->type_id, e->call_site);
 		/* Allocated again, as an object or a page: no double free next. */
-		fr = freed_find(rep, e->ptr);
+		fr = freed_find(rep, e->ptr, &gen);
 		if (fr)
-			freed_del(rep, fr);
+			freed_del(&rep->freed[gen], fr);
 		l = live_add(rep, e->ptr, page, &old);
 		if (old)
 			note_err(rep, ERR_REALLOC, sites[l->site].type, sites[l->site].call_site,
@@ -416,8 +440,13 @@ static void account(struct report *rep, const struct rec *e)
 		return;
 	}
 	s->frees++;
-	/* Pages are freed in parts and taken without an event: no double frees. */
-	fr = page ? NULL : freed_find(rep, e->ptr);
+	/*
+	 * Pages are freed in parts and taken without an event: no double
+	 * frees. Nor when --cpu or --type left allocations out: one of
+	 * them may have taken the pointer again in between.
+	 */
+	fr = page || rep->filt.cpu >= 0 || rep->filt.type >= 0 ? NULL :
+	     freed_find(rep, e->ptr, &gen);
 	l = live_find(rep, e->ptr, page);
 	if (!l && fr) {
 		note_err(rep, ERR_DOUBLE, sites[fr->site].type, sites[fr->site].call_site,

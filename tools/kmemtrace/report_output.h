@@ -299,8 +299,8 @@ static void emit_text(const struct report *rep, long top)
 	for (t = 0; t < NR_ERR; t++)
 		printf(" %s %llu%s", err_names[t], rep->err_totals[t], t + 1 < NR_ERR ? "," : "\n");
 	if (rep->freed_forgotten)
-		printf("%llu freed pointers forgotten (%lu remembered at most): %s\n",
-		       rep->freed_forgotten, FREED_MAX_SLOTS / 2,
+		printf("%llu freed pointers forgotten (the last %lu always remembered): %s\n",
+		       rep->freed_forgotten, (unsigned long)(FREED_MAX_SLOTS / 4),
 		       "a double free of one counts as a free of an unknown pointer");
 
 	/* The call site column: as wide as its longest name, or the terminal allows. */
