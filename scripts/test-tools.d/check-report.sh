@@ -606,3 +606,26 @@ else
 	t_fail "kmemtrace-report: double frees under --cpu and --type" "$bad"
 	failed=1
 fi
+
+# An allocation of the pointer as a page clears its last free as a slab
+# object: a kfree() of it then is a mismatched free (a page freed as a
+# slab object), not a double free.
+cat >"$cr/slabpage-freed.scn" <<'SCN'
+sym 0xffffffff81100000 o_alloc
+sym 0xffffffff81300000 p_alloc
+sym 0xffffffff81400000 o_free
+0 alloc kmalloc 0xffffffff81100010 0xffff888000004000 64 64
+0 free kmalloc 0xffffffff81400010 0xffff888000004000
+0 alloc pages 0xffffffff81300010 0xffff888000004000 4096 4096
+0 free kmalloc 0xffffffff81400010 0xffff888000004000
+SCN
+"$out/kmtgen" "$cr/slabpage-freed" <"$cr/slabpage-freed.scn"
+rc=0
+"$out/kmemtrace-report" -f json "$cr/slabpage-freed" >"$cr/slabpage-freed.json" 2>&1 || rc=$?
+if [ $rc -eq 1 ] && grep -q '"mismatched free": 1, "double free": 0,' "$cr/slabpage-freed.json"; then
+	t_pass "kmemtrace-report: a slab pointer freed, allocated again as a page and kfree()d is a mismatched free, not a double free"
+else
+	t_fail "kmemtrace-report: a freed slab pointer allocated as a page" \
+		"exit $rc: $(grep '"errors"' "$cr/slabpage-freed.json" || head -c 300 "$cr/slabpage-freed.json")"
+	failed=1
+fi
