@@ -161,13 +161,14 @@ struct live {
  * slots, holding half as many pointers; when it is full, the older
  * generation is dropped, its pointers counted as forgotten (struct
  * report's freed_forgotten), and the current one becomes the older.
- * So the last FREED_MAX_SLOTS / 4 frees, at least, are always
- * remembered, in 8 MiB at most; the report says when it forgot some,
- * as a double free of one of those is called a free of an unknown
- * pointer.
+ * So the last FREED_MAX_SLOTS / 4 (16384) pointers freed, at least,
+ * are always remembered, in 1 MiB at most: more would leave the tables
+ * out of the caches, and the report at half its speed. The report says when
+ * it forgot some, as a double free of one of those is called a free of
+ * an unknown pointer.
  */
 #ifndef FREED_MAX_SLOTS		/* a power of two; tests build with a small one */
-#define FREED_MAX_SLOTS	(512UL << 10)
+#define FREED_MAX_SLOTS	(64UL << 10)
 #endif
 
 struct freed {

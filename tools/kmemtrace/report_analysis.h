@@ -304,23 +304,27 @@ static void freed_make_room(struct report *rep)
 	free(old);
 }
 
-/* @ptr freed at site @si: in the current generation, out of the older. */
-static void freed_put(struct report *rep, __u64 ptr, unsigned int si)
+/*
+ * @ptr freed at site @si, in the current generation, out of the older;
+ * @fr and @gen are what freed_find() said of it.
+ */
+static void freed_put(struct report *rep, __u64 ptr, unsigned int si, struct freed *fr,
+		      int gen)
 {
 	struct freed_table *cur = &rep->freed[0];
-	struct freed *fr = freed_in(cur, ptr);
 
-	if (!fr) {
-		fr = freed_in(&rep->freed[1], ptr);
-		if (fr)
-			freed_del(&rep->freed[1], fr);
-		if (2 * (cur->n + 1) > cur->cap)
-			freed_make_room(rep);
-		fr = &cur->slot[freed_slot(cur, ptr)];
-		fr->ptr = ptr;
-		cur->n++;
+	if (fr && gen == 0) {
+		fr->site = si;
+		return;
 	}
+	if (fr)
+		freed_del(&rep->freed[1], fr);
+	if (2 * (cur->n + 1) > cur->cap)
+		freed_make_room(rep);
+	fr = &cur->slot[freed_slot(cur, ptr)];
+	fr->ptr = ptr;
 	fr->site = si;
+	cur->n++;
 }
 
 /* ---- Errors ---------------------------------------------------------- */
@@ -398,7 +402,7 @@ static void account(struct report *rep, const struct rec *e)
 	struct site *s, *sites;
 	struct freed *fr;
 	struct cache *c;
-	int gen;
+	int gen = 0;
 	bool page = e->type_id == KMEMTRACE_TYPE_PAGES;
 	struct live *l;
 	unsigned int si;
@@ -420,10 +424,18 @@ static void account(struct report *rep, const struct rec *e)
 		rep->site_hist[si * NR_BUCKETS + bucket(e->bytes_req)]++;
 		if (e->bytes_alloc < e->bytes_req)
 			note_err(rep, ERR_LESS, e->type_id, e->call_site, e->type_id, e->call_site);
-		/* Allocated again, as an object or a page: no double free next. */
-		fr = freed_find(rep, e->ptr, &gen);
-		if (fr)
-			freed_del(&rep->freed[gen], fr);
+		/*
+		 * Allocated again as an object, a last free of the pointer
+		 * may stay in the freed set: it is judged only while the
+		 * pointer is not live, and the object's free replaces it.
+		 * As a page, the object's last free goes: a kfree() of the
+		 * page is a mismatched free, not a double free.
+		 */
+		if (page) {
+			fr = freed_find(rep, e->ptr, &gen);
+			if (fr)
+				freed_del(&rep->freed[gen], fr);
+		}
 		l = live_add(rep, e->ptr, page, &old);
 		if (old)
 			note_err(rep, ERR_REALLOC, sites[l->site].type, sites[l->site].call_site,
@@ -440,15 +452,15 @@ static void account(struct report *rep, const struct rec *e)
 		return;
 	}
 	s->frees++;
-	/*
-	 * Pages are freed in parts and taken without an event: no double
-	 * frees. Nor when --cpu or --type left allocations out: one of
-	 * them may have taken the pointer again in between.
-	 */
-	fr = page || rep->filt.cpu >= 0 || rep->filt.type >= 0 ? NULL :
-	     freed_find(rep, e->ptr, &gen);
+	fr = freed_find(rep, e->ptr, &gen);
 	l = live_find(rep, e->ptr, page);
-	if (!l && fr) {
+	/*
+	 * Freed before and not allocated since: a double free. But pages
+	 * are freed in parts and taken without an event, and --cpu and
+	 * --type leave allocations out that may have taken the pointer in
+	 * between.
+	 */
+	if (!l && fr && !page && rep->filt.cpu < 0 && rep->filt.type < 0) {
 		note_err(rep, ERR_DOUBLE, sites[fr->site].type, sites[fr->site].call_site,
 			 e->type_id, e->call_site);
 	} else if (!l) {
@@ -488,7 +500,9 @@ static void account(struct report *rep, const struct rec *e)
 		live_del(rep, l);
 	}
 	if (!page)
-		freed_put(rep, e->ptr, si);
+		freed_put(rep, e->ptr, si, fr, gen);
+	else if (fr)
+		freed_del(&rep->freed[gen], fr);	/* its last free is this one */
 }
 
 /* ---- The reader thread, and the analysis fed by it (struct batch) ----- */
