@@ -629,3 +629,57 @@ else
 		"exit $rc: $(grep '"errors"' "$cr/slabpage-freed.json" || head -c 300 "$cr/slabpage-freed.json")"
 	failed=1
 fi
+
+# A large kmalloc() freed twice: kfree() records a kmalloc free, then
+# the pages' free; the second kfree() is a double free, however the
+# pages' free came in between.
+cat >"$cr/largetwice.scn" <<'SCN'
+sym 0xffffffff81300000 kmalloc_large_node
+sym 0xffffffff81400000 l_alloc
+sym 0xffffffff81700000 free_large_kmalloc
+sym 0xffffffff81800000 l_free
+1 alloc pages 0xffffffff81300010 0xffff888004000000 32768 32768
+1 alloc kmalloc 0xffffffff81400010 0xffff888004000000 16385 32768
+1 free kmalloc 0xffffffff81800020 0xffff888004000000
+1 free pages 0xffffffff81700010 0xffff888004000000
+0 free kmalloc 0xffffffff81800020 0xffff888004000000
+0 free pages 0xffffffff81700010 0xffff888004000000
+SCN
+"$out/kmtgen" "$cr/largetwice" <"$cr/largetwice.scn"
+rc=0
+"$out/kmemtrace-report" -f json "$cr/largetwice" >"$cr/largetwice.json" 2>&1 || rc=$?
+if [ $rc -eq 1 ] && grep -q '"double free": 1,' "$cr/largetwice.json"; then
+	t_pass "kmemtrace-report: a large kmalloc() freed twice, its pages freed in between, is a double free (exit 1)"
+else
+	t_fail "kmemtrace-report: a large kmalloc() freed twice" \
+		"exit $rc: $(grep '"errors"' "$cr/largetwice.json" || head -c 300 "$cr/largetwice.json")"
+	failed=1
+fi
+
+# Pointers freed and allocated again are not forgotten when their
+# generation goes: 600 objects freed and allocated again (live at the
+# end), then 425 others freed, through the table of 1024 slots: the
+# first generation is dropped, and it held only live pointers.
+awk 'BEGIN {
+	for (i = 0; i < 600; i++) {
+		p = sprintf("0xffff8880%08x", 64 * i)
+		print "0 alloc kmalloc 0xffffffff81100010 " p " 64 64"
+		print "0 free kmalloc 0xffffffff81400010 " p
+	}
+	for (i = 0; i < 600; i++)
+		print "0 alloc kmalloc 0xffffffff81100010 " sprintf("0xffff8880%08x", 64 * i) " 64 64"
+	for (i = 0; i < 425; i++) {
+		p = sprintf("0xffff8881%08x", 64 * i)
+		print "0 alloc kmalloc 0xffffffff81100010 " p " 64 64"
+		print "0 free kmalloc 0xffffffff81400010 " p
+	}
+}' | "$out/kmtgen" "$cr/reused"
+rc=0
+"$cr/report-small" -f json "$cr/reused" >"$cr/reused.json" 2>&1 || rc=$?
+if [ $rc -eq 0 ] && grep -q '"freed_forgotten": 0,' "$cr/reused.json"; then
+	t_pass "kmemtrace-report: freed pointers allocated again are not counted as forgotten when their generation is dropped"
+else
+	t_fail "kmemtrace-report: freed pointers allocated again" \
+		"exit $rc: $(grep -E '"freed_forgotten"|"errors"' "$cr/reused.json" | tr '\n' ' ' || :)"
+	failed=1
+fi

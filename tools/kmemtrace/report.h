@@ -153,9 +153,10 @@ struct live {
 };
 
 /*
- * The last free of each slab pointer freed and not allocated again
- * since: a free of a slab object that is not live is a double free if
- * the pointer is here, a mismatched free if it is live as a page, and a
+ * The last free of each slab pointer freed, unless it was allocated
+ * again as a page since (an entry of a pointer live again as an object
+ * stays until that object's free replaces it): a free of a slab object
+ * that is not live is a double free if the pointer is here, a mismatched free if it is live as a page, and a
  * free of an unknown pointer otherwise. Two generations of
  * open-addressing tables: the current one grows to FREED_MAX_SLOTS / 2
  * slots, holding half as many pointers; when it is full, the older

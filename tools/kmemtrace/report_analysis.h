@@ -278,6 +278,30 @@ static void freed_del(struct freed_table *t, struct freed *fr)
 }
 
 /*
+ * The pointers of @t not live again as objects: those whose double free
+ * the report can no longer see when @t goes. Walks the smaller of @t
+ * and the live table, so that a drop costs at most one look-up per slot
+ * of the generation.
+ */
+static __u64 freed_not_live(struct report *rep, const struct freed_table *t)
+{
+	__u64 n = t->n;
+	size_t i;
+
+	if (rep->lives_cap < t->cap) {
+		for (i = 0; i < rep->lives_cap; i++)
+			if (rep->lives[i].ptr && !rep->lives[i].page &&
+			    freed_in(t, rep->lives[i].ptr))
+				n--;
+		return n;
+	}
+	for (i = 0; i < t->cap; i++)
+		if (t->slot[i].ptr && live_find(rep, t->slot[i].ptr, false))
+			n--;
+	return n;
+}
+
+/*
  * Room for one more in the current generation: twice the slots, or, at
  * FREED_MAX_SLOTS / 2, a new generation, the older one's pointers
  * counted as forgotten.
@@ -289,7 +313,7 @@ static void freed_make_room(struct report *rep)
 	size_t i, old_cap = cur->cap, max = FREED_MAX_SLOTS / 2;
 
 	if (old_cap >= max) {
-		rep->freed_forgotten += older->n;
+		rep->freed_forgotten += freed_not_live(rep, older);
 		free(older->slot);
 		*older = *cur;
 		cur->slot = xcalloc(old_cap, sizeof(*cur->slot));
@@ -427,9 +451,10 @@ static void account(struct report *rep, const struct rec *e)
 		/*
 		 * Allocated again as an object, a last free of the pointer
 		 * may stay in the freed set: it is judged only while the
-		 * pointer is not live, and the object's free replaces it.
-		 * As a page, the object's last free goes: a kfree() of the
-		 * page is a mismatched free, not a double free.
+		 * pointer is not live, and the object's free replaces it
+		 * (a generation dropped does not count it as forgotten while
+		 * it is live). As a page, the object's last free goes: a
+		 * kfree() of the page is a mismatched free, not a double free.
 		 */
 		if (page) {
 			fr = freed_find(rep, e->ptr, &gen);
@@ -501,8 +526,6 @@ static void account(struct report *rep, const struct rec *e)
 	}
 	if (!page)
 		freed_put(rep, e->ptr, si, fr, gen);
-	else if (fr)
-		freed_del(&rep->freed[gen], fr);	/* its last free is this one */
 }
 
 /* ---- The reader thread, and the analysis fed by it (struct batch) ----- */
