@@ -156,17 +156,18 @@ struct live {
  * The last free of each slab pointer freed, unless it was allocated
  * again as a page since (an entry of a pointer live again as an object
  * stays until that object's free replaces it): a free of a slab object
- * that is not live is a double free if the pointer is here, a mismatched free if it is live as a page, and a
- * free of an unknown pointer otherwise. Two generations of
- * open-addressing tables: the current one grows to FREED_MAX_SLOTS / 2
- * slots, holding half as many pointers; when it is full, the older
- * generation is dropped, its pointers counted as forgotten (struct
- * report's freed_forgotten), and the current one becomes the older.
- * So the last FREED_MAX_SLOTS / 4 (16384) pointers freed, at least,
- * are always remembered, in 1 MiB at most: more would leave the tables
- * out of the caches, and the report at half its speed. The report says when
- * it forgot some, as a double free of one of those is called a free of
- * an unknown pointer.
+ * that is not live is a double free if the pointer is here, a
+ * mismatched free if it is live as a page, and a free of an unknown
+ * pointer otherwise. Two generations of open-addressing tables: the
+ * current one grows to FREED_MAX_SLOTS / 2 slots, holding half as many
+ * pointers; when it is full, the older generation is dropped, its
+ * pointers not live again counted as forgotten (struct report's
+ * freed_forgotten), and the current one becomes the older. So the last
+ * FREED_MAX_SLOTS / 4 (16384) pointers freed, at least, are always
+ * remembered, in 1 MiB at most: more would leave the tables out of the
+ * caches, and the report at half its speed. The report says when it
+ * forgot some, as a double free of one of those is called a free of an
+ * unknown pointer.
  */
 #ifndef FREED_MAX_SLOTS		/* a power of two; tests build with a small one */
 #define FREED_MAX_SLOTS	(64UL << 10)
