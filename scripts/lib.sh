@@ -26,7 +26,7 @@ SPEEDSCOPE_VERSION=1.25.0
 SPEEDSCOPE_DIR=$BUILD/speedscope
 # Directories of the overlay: new files only, copied into kernel-tree/ at
 # the same paths by scripts/prepare-tree.
-OVERLAY_DIRS=(tools/kmemtrace tools/testing/selftests/kmemtrace)
+OVERLAY_DIRS=(tools/kmemtrace tools/testing/selftests/kmemtrace Documentation/trace Documentation/ABI)
 
 # shellcheck source=scripts/linux-source.pin
 . "$TOP/scripts/linux-source.pin"

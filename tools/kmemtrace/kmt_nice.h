@@ -4,8 +4,8 @@
  * priority of a task that logs without pause, a reader that shares its
  * CPU gets half of it and falls behind, and the kernel drops events;
  * ahead of it, the reader runs when there is something to read and the
- * task slows down instead (Documentation/trace/kmemtrace.rst, "Cost and
- * loss"). A nice value the caller chose is kept; 0 is nobody's choice.
+ * task slows down instead (Documentation/trace/kmemtrace.rst, "Cost").
+ * A nice value the caller chose is kept; 0 is nobody's choice.
  */
 #ifndef KMT_NICE_H
 #define KMT_NICE_H

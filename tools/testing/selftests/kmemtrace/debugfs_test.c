@@ -276,8 +276,8 @@ static int open_as(const char *path, int flags, uid_t uid, int cap)
 }
 
 /*
- * The files Documentation/ABI/testing/debugfs-kmemtrace and dev-kmon
- * describe, and the options that make them: all of them in the
+ * The files Documentation/ABI/testing/debugfs-kmemtrace, debugfs-ktr,
+ * debugfs-kmon and dev-kmon describe, and the options that make them: all of them in the
  * kselftests' config.
  */
 static const struct {

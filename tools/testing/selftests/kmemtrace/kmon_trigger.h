@@ -5,7 +5,7 @@
  * "MODE N" logs N KMON_DT_TEST records from MODE's context ("task",
  * "irq", ...), and a read then gives the result line
  * "MODE N logged L context C error E ns T" (Documentation/ABI/testing/
- * debugfs-kmemtrace).
+ * debugfs-kmon).
  */
 #ifndef KMON_TRIGGER_H
 #define KMON_TRIGGER_H

@@ -492,7 +492,7 @@ TEST_F(dec, decoder_bad_input)
 /* Every KTR file is root's, with no access at all for group or others. */
 TEST_F(ktr, files_root_only)
 {
-	/* The documented files (debugfs-kmemtrace), each there. */
+	/* The documented files (debugfs-ktr), each there. */
 	static const char *const named[] = {
 		"mask", "classes", "trace", "formats", "stats", "clear", "dump_on_oops",
 		"selftest", "cpu0",
