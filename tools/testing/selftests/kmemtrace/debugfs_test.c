@@ -955,6 +955,21 @@ TEST_F(buffers, freed_when_drained_and_resized)
 	EXPECT_EQ(-EBUSY, kmt_write_str(KMT_DIR "/subbufs", "16"));
 	ASSERT_EQ(0, kmt_write_str(KMT_DIR "/alloc_selftest", "storm 100"));
 
+	/*
+	 * Read to the end while tracing is on, then off and closed: a read
+	 * that began before the disable does not make the buffers drained
+	 * (events may have come in between), so they stay.
+	 */
+	ASSERT_LE(0, drain_cpu_files());
+	ASSERT_EQ(0, kmt_write_str(KMT_DIR "/alloc_selftest", "storm 100"));
+	ASSERT_EQ(0, kmt_write_str(KMT_DIR "/enable", "0"));
+	fd = open(KMT_DIR "/cpu0", O_RDONLY);	/* a last close, for the check */
+	ASSERT_LE(0, fd);
+	close(fd);
+	usleep(200000);
+	EXPECT_EQ(8 * 8192, buffer_bytes()) TH_LOG("freed: drained before the disable counted");
+	ASSERT_EQ(0, kmt_write_str(KMT_DIR "/enable", "1"));
+
 	/* Off, and a file opened and closed unread: the events stay. */
 	ASSERT_EQ(0, kmt_write_str(KMT_DIR "/enable", "0"));
 	fd = open(KMT_DIR "/cpu0", O_RDONLY);
