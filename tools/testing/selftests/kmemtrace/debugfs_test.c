@@ -324,7 +324,7 @@ TEST_F(unprivileged, every_file_checked)
 	m = kmt_missing(KMT_DIR "/enable", "CONFIG_KMEMTRACE_ALLOC");
 	ASSERT_LE(0, m) TH_LOG("%s/enable is missing", KMT_DIR);
 	if (!m) {
-		/* The first enable makes the relay files, cpu<n>. */
+		/* An enable makes the relay files, cpu<n>, if there are none. */
 		ASSERT_NE(NULL, kmt_read_text(KMT_DIR "/enable", was, sizeof(was)));
 		ASSERT_EQ(0, kmt_write_str(KMT_DIR "/enable", "1"));
 		ASSERT_EQ(0, kmt_write_str(KMT_DIR "/enable", was));
