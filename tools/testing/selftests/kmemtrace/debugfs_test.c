@@ -866,29 +866,6 @@ static long long wait_buffer_bytes(long long want)
 	return v;
 }
 
-/* Reads every kmemtrace cpu<n> file to its end; the bytes read, or -1. */
-static long long drain_cpu_files(void)
-{
-	char path[64];
-	long long total = 0;
-	size_t len;
-	int cpu, found = 0;
-	char *s;
-
-	for (cpu = 0; cpu < 8192; cpu++) {
-		snprintf(path, sizeof(path), KMT_DIR "/cpu%d", cpu);
-		if (access(path, F_OK))
-			continue;
-		s = kmt_read_file(path, &len);
-		if (!s)
-			return -1;
-		free(s);
-		total += len;
-		found++;
-	}
-	return found ? total : -1;
-}
-
 FIXTURE_SETUP(buffers)
 {
 	KMT_NEED_KMEMTRACE();
@@ -901,8 +878,7 @@ FIXTURE_SETUP(buffers)
 				      sizeof(self->subbuf_size)));
 	/* Off and drained: no buffers, whatever earlier tests left. */
 	ASSERT_EQ(0, kmt_write_str(KMT_DIR "/enable", "0"));
-	if (!access(KMT_DIR "/cpu0", F_OK))
-		ASSERT_LE(0, drain_cpu_files());
+	ASSERT_LE(0, kmt_drain_relay());
 	ASSERT_EQ(0, wait_buffer_bytes(0));
 }
 
@@ -911,8 +887,7 @@ FIXTURE_TEARDOWN(buffers)
 	if (!self->subbuf_size[0])
 		return;
 	EXPECT_EQ(0, kmt_write_str(KMT_DIR "/enable", "0"));
-	if (!access(KMT_DIR "/cpu0", F_OK))
-		EXPECT_LE(0, drain_cpu_files());
+	EXPECT_LE(0, kmt_drain_relay());
 	EXPECT_EQ(0, wait_buffer_bytes(0));
 	EXPECT_EQ(0, kmt_write_str(KMT_DIR "/subbufs", self->subbufs));
 	EXPECT_EQ(0, kmt_write_str(KMT_DIR "/subbuf_size", self->subbuf_size));
@@ -960,7 +935,7 @@ TEST_F(buffers, freed_when_drained_and_resized)
 	 * that began before the disable does not make the buffers drained
 	 * (events may have come in between), so they stay.
 	 */
-	ASSERT_LE(0, drain_cpu_files());
+	ASSERT_LE(0, kmt_drain_relay());
 	ASSERT_EQ(0, kmt_write_str(KMT_DIR "/alloc_selftest", "storm 100"));
 	ASSERT_EQ(0, kmt_write_str(KMT_DIR "/enable", "0"));
 	fd = open(KMT_DIR "/cpu0", O_RDONLY);	/* a last close, for the check */
@@ -980,7 +955,7 @@ TEST_F(buffers, freed_when_drained_and_resized)
 	EXPECT_EQ(-EBUSY, kmt_write_str(KMT_DIR "/subbuf_size", "4096"));
 
 	/* Drained and closed: the storm's events were there, then freed. */
-	EXPECT_LE(100 * 2 * (long long)sizeof(struct kmemtrace_event), drain_cpu_files());
+	EXPECT_LE(100 * 2 * (long long)sizeof(struct kmemtrace_event), kmt_drain_relay());
 	EXPECT_EQ(0, wait_buffer_bytes(0));
 	EXPECT_EQ(-1, access(KMT_DIR "/cpu0", F_OK)) TH_LOG("cpu0 left after the free");
 

@@ -165,6 +165,34 @@ static inline char *kmt_read_text(const char *path, char *buf, size_t size)
 	return buf;
 }
 
+/*
+ * Reads every kmemtrace cpu<n> file to its end, as a reader does before
+ * handing the buffers on. Once tracing is off and every file has been
+ * drained and closed, the kernel frees the buffers with their files: a
+ * file that is not there (any more) has nothing to read. The bytes
+ * read, or -1 (errno set) if a file that is there cannot be read.
+ */
+static inline long long kmt_drain_relay(void)
+{
+	long long total = 0;
+	char path[64], *s;
+	size_t len;
+	int cpu;
+
+	for (cpu = 0; cpu < 8192; cpu++) {
+		snprintf(path, sizeof(path), KMT_DIR "/cpu%d", cpu);
+		s = kmt_read_file(path, &len);
+		if (!s) {
+			if (errno == ENOENT)
+				continue;
+			return -1;
+		}
+		free(s);
+		total += len;
+	}
+	return total;
+}
+
 /* A "key value" field of debugfs kmemtrace/kmon, -1 if absent. */
 static inline long long kmt_kmon_state(const char *key)
 {
