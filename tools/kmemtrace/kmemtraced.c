@@ -769,7 +769,7 @@ static void open_readers(void)
 	if (!n)
 		fatal("%s: no cpu<n> files: %s", cap.dir, cap.enable ?
 		      "tracing is on, but the kernel made no buffers" :
-		      "tracing was never on since boot, so there are no buffers yet (-e turns it on)");
+		      "tracing is off and has no buffers (never on since boot, or freed once drained; -e turns it on)");
 	need = FDS_PER_CPU * n + 16;	/* as kmt_want_files() counts */
 	limit = kmt_want_files(FDS_PER_CPU * n);
 	if (limit)
@@ -1300,7 +1300,7 @@ static void begin_capture(bool enable)
 	if (on < 0 && enable)
 		fatal("%s/enable: %s", cap.dir, strerror(errno));
 	cap.was_on = on == 1;
-	/* The kernel allocates the buffers, and makes the files, at the first enable. */
+	/* The kernel allocates the buffers, and makes the files, at an enable. */
 	if (enable) {
 		char *path = join(cap.dir, "enable");
 		int fd = open(path, O_WRONLY | O_CLOEXEC);

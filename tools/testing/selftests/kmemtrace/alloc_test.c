@@ -236,10 +236,13 @@ FIXTURE_SETUP(alloc)
 	ASSERT_NE(NULL, s);
 	snprintf(self->mask, sizeof(self->mask), "%s", s);
 	free(s);
-	/* The first enable allocates the buffers and makes the cpu<n> files. */
+	/* An enable allocates the buffers, if there are none, and the files. */
 	ASSERT_EQ(0, kmt_write_str(KMT_DIR "/enable", "1"));
 	ASSERT_EQ(0, kmt_write_str(KMT_DIR "/enable", "0"));
-	/* Drain what earlier tests or the boot left, so as not to mix it in. */
+	/*
+	 * Drain what earlier tests or the boot left, so as not to mix it in;
+	 * the kernel then frees the buffers, until the next enable.
+	 */
 	ASSERT_LE(0, kmt_drain_relay());
 	snprintf(self->dir, sizeof(self->dir), "/tmp/alloc_test.XXXXXX");
 	ASSERT_NE(NULL, mkdtemp(self->dir));
@@ -1170,6 +1173,12 @@ TEST_F(alloc, control_files)
 	struct stat st;
 	size_t i;
 
+	/*
+	 * The setup drained the buffers, which freed them with their files:
+	 * cpu<n> exist again from an enable on, until the next drain.
+	 */
+	ASSERT_EQ(0, kmt_write_str(KMT_DIR "/enable", "1"));
+	ASSERT_EQ(0, kmt_write_str(KMT_DIR "/enable", "0"));
 	for (i = 0; i < ARRAY_SIZE(ro); i++) {
 		snprintf(path, sizeof(path), KMT_DIR "/%s", ro[i]);
 		ASSERT_EQ(0, stat(path, &st)) TH_LOG("%s", path);

@@ -290,6 +290,8 @@ static const struct {
 	{ KMT_DIR "/caches", "CONFIG_KMEMTRACE_ALLOC" },
 	{ KMT_DIR "/enable", "CONFIG_KMEMTRACE_ALLOC" },
 	{ KMT_DIR "/mask", "CONFIG_KMEMTRACE_ALLOC" },
+	{ KMT_DIR "/subbufs", "CONFIG_KMEMTRACE_ALLOC" },
+	{ KMT_DIR "/subbuf_size", "CONFIG_KMEMTRACE_ALLOC" },
 	{ KMT_DIR "/alloc_selftest", "CONFIG_KMEMTRACE_ALLOC_SELFTEST" },
 	{ KMT_DIR "/ktr/mask", "CONFIG_KTR" },
 	{ KMT_DIR "/ktr/classes", "CONFIG_KTR" },
@@ -322,7 +324,7 @@ TEST_F(unprivileged, every_file_checked)
 	m = kmt_missing(KMT_DIR "/enable", "CONFIG_KMEMTRACE_ALLOC");
 	ASSERT_LE(0, m) TH_LOG("%s/enable is missing", KMT_DIR);
 	if (!m) {
-		/* The first enable makes the relay files, cpu<n>. */
+		/* An enable makes the relay files, cpu<n>, if there are none. */
 		ASSERT_NE(NULL, kmt_read_text(KMT_DIR "/enable", was, sizeof(was)));
 		ASSERT_EQ(0, kmt_write_str(KMT_DIR "/enable", "1"));
 		ASSERT_EQ(0, kmt_write_str(KMT_DIR "/enable", was));
@@ -823,6 +825,145 @@ TEST_F(bad_input, two_writers)
 	EXPECT_TRUE(!strcmp(buf, ktr[1]) || !strcmp(buf, ktr[2]))
 		TH_LOG("ktr/mask %s after the race, not %s or %s", buf, race_ktr[1], race_ktr[2]);
 	TH_LOG("2 writers x 201 rounds of 3 writes, %d reads meanwhile", reads);
+}
+
+/* ---- The relay buffers' lifetime ------------------------------------- */
+
+FIXTURE(buffers) {
+	char enable[32], mask[32], subbufs[32], subbuf_size[32];
+};
+
+/* stats' buffer_bytes, -1 if it cannot be read. */
+static long long buffer_bytes(void)
+{
+	char *s = kmt_read_file(KMT_DIR "/stats", NULL), *p;
+	long long v = -1;
+
+	if (!s)
+		return -1;
+	p = strstr(s, "\nbuffer_bytes ");
+	if (p)
+		v = strtoll(p + strlen("\nbuffer_bytes "), NULL, 10);
+	free(s);
+	return v;
+}
+
+/*
+ * Waits up to 5 s for buffer_bytes to be @want: the buffers are freed by
+ * a work item after the last cpu<n> file is closed. The value seen last.
+ */
+static long long wait_buffer_bytes(long long want)
+{
+	long long v = -1;
+	int i;
+
+	for (i = 0; i < 500; i++) {
+		v = buffer_bytes();
+		if (v == want)
+			break;
+		usleep(10000);
+	}
+	return v;
+}
+
+FIXTURE_SETUP(buffers)
+{
+	KMT_NEED_KMEMTRACE();
+	KMT_REQUIRE(KMT_DIR "/subbufs", "CONFIG_KMEMTRACE_ALLOC");
+	KMT_REQUIRE(KMT_DIR "/alloc_selftest", "CONFIG_KMEMTRACE_ALLOC_SELFTEST");
+	ASSERT_NE(NULL, kmt_read_text(KMT_DIR "/enable", self->enable, sizeof(self->enable)));
+	ASSERT_NE(NULL, kmt_read_text(KMT_DIR "/mask", self->mask, sizeof(self->mask)));
+	ASSERT_NE(NULL, kmt_read_text(KMT_DIR "/subbufs", self->subbufs, sizeof(self->subbufs)));
+	ASSERT_NE(NULL, kmt_read_text(KMT_DIR "/subbuf_size", self->subbuf_size,
+				      sizeof(self->subbuf_size)));
+	/* Off and drained: no buffers, whatever earlier tests left. */
+	ASSERT_EQ(0, kmt_write_str(KMT_DIR "/enable", "0"));
+	ASSERT_LE(0, kmt_drain_relay());
+	ASSERT_EQ(0, wait_buffer_bytes(0));
+}
+
+FIXTURE_TEARDOWN(buffers)
+{
+	if (!self->subbuf_size[0])
+		return;
+	EXPECT_EQ(0, kmt_write_str(KMT_DIR "/enable", "0"));
+	EXPECT_LE(0, kmt_drain_relay());
+	EXPECT_EQ(0, wait_buffer_bytes(0));
+	EXPECT_EQ(0, kmt_write_str(KMT_DIR "/subbufs", self->subbufs));
+	EXPECT_EQ(0, kmt_write_str(KMT_DIR "/subbuf_size", self->subbuf_size));
+	EXPECT_EQ(0, kmt_write_str(KMT_DIR "/mask", self->mask));
+	EXPECT_EQ(0, kmt_write_str(KMT_DIR "/enable", self->enable));
+}
+
+/*
+ * Turning tracing off and draining the cpu<n> files frees the buffers
+ * and their files; a buffer not yet read keeps its events; the sizes
+ * can be set while there are no buffers, and the next enable allocates
+ * buffers of those sizes.
+ */
+TEST_F(buffers, freed_when_drained_and_resized)
+{
+	char buf[32];
+	int fd;
+
+	ASSERT_EQ(-1, access(KMT_DIR "/cpu0", F_OK)) TH_LOG("cpu0 with no buffers");
+	ASSERT_EQ(ENOENT, errno);
+
+	/* Sizes: bounds, then 8 x 8192 bytes. */
+	EXPECT_EQ(-EINVAL, kmt_write_str(KMT_DIR "/subbufs", "1"));
+	EXPECT_EQ(-EINVAL, kmt_write_str(KMT_DIR "/subbufs", "65537"));
+	EXPECT_EQ(-EINVAL, kmt_write_str(KMT_DIR "/subbuf_size", "100"));
+	EXPECT_EQ(-EINVAL, kmt_write_str(KMT_DIR "/subbuf_size", "16777217"));
+	ASSERT_EQ(0, kmt_write_str(KMT_DIR "/subbufs", "8"));
+	ASSERT_EQ(0, kmt_write_str(KMT_DIR "/subbuf_size", "8192"));
+	/* 65536 x 8192 is 512 MiB per CPU, over 256. */
+	EXPECT_EQ(-EINVAL, kmt_write_str(KMT_DIR "/subbufs", "65536"));
+	EXPECT_STREQ("8\n", read_s(KMT_DIR "/subbufs", buf, sizeof(buf)));
+	EXPECT_STREQ("8192\n", read_s(KMT_DIR "/subbuf_size", buf, sizeof(buf)));
+	EXPECT_EQ(0, buffer_bytes());
+
+	/* On: buffers of the sizes set, which cannot change under them. */
+	ASSERT_EQ(0, kmt_write_str(KMT_DIR "/mask", "0x10000"));
+	ASSERT_EQ(0, kmt_write_str(KMT_DIR "/enable", "1"));
+	EXPECT_EQ(8 * 8192, buffer_bytes());
+	ASSERT_EQ(0, access(KMT_DIR "/cpu0", F_OK)) TH_LOG("no cpu0 after enable");
+	EXPECT_EQ(-EBUSY, kmt_write_str(KMT_DIR "/subbufs", "16"));
+	ASSERT_EQ(0, kmt_write_str(KMT_DIR "/alloc_selftest", "storm 100"));
+
+	/*
+	 * Read to the end while tracing is on, then off and closed: a read
+	 * that began before the disable does not make the buffers drained
+	 * (events may have come in between), so they stay.
+	 */
+	ASSERT_LE(0, kmt_drain_relay());
+	ASSERT_EQ(0, kmt_write_str(KMT_DIR "/alloc_selftest", "storm 100"));
+	ASSERT_EQ(0, kmt_write_str(KMT_DIR "/enable", "0"));
+	fd = open(KMT_DIR "/cpu0", O_RDONLY);	/* a last close, for the check */
+	ASSERT_LE(0, fd);
+	close(fd);
+	usleep(200000);
+	EXPECT_EQ(8 * 8192, buffer_bytes()) TH_LOG("freed: drained before the disable counted");
+	ASSERT_EQ(0, kmt_write_str(KMT_DIR "/enable", "1"));
+
+	/* Off, and a file opened and closed unread: the events stay. */
+	ASSERT_EQ(0, kmt_write_str(KMT_DIR "/enable", "0"));
+	fd = open(KMT_DIR "/cpu0", O_RDONLY);
+	ASSERT_LE(0, fd);
+	close(fd);
+	usleep(200000);
+	EXPECT_EQ(8 * 8192, buffer_bytes()) TH_LOG("freed before it was read");
+	EXPECT_EQ(-EBUSY, kmt_write_str(KMT_DIR "/subbuf_size", "4096"));
+
+	/* Drained and closed: the storm's events were there, then freed. */
+	EXPECT_LE(100 * 2 * (long long)sizeof(struct kmemtrace_event), kmt_drain_relay());
+	EXPECT_EQ(0, wait_buffer_bytes(0));
+	EXPECT_EQ(-1, access(KMT_DIR "/cpu0", F_OK)) TH_LOG("cpu0 left after the free");
+
+	/* The next enable: buffers again, at a new size. */
+	ASSERT_EQ(0, kmt_write_str(KMT_DIR "/subbufs", "4"));
+	ASSERT_EQ(0, kmt_write_str(KMT_DIR "/enable", "1"));
+	EXPECT_EQ(4 * 8192, buffer_bytes());
+	EXPECT_EQ(0, access(KMT_DIR "/cpu0", F_OK));
 }
 
 TEST_HARNESS_MAIN

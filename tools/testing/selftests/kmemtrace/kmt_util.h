@@ -167,8 +167,10 @@ static inline char *kmt_read_text(const char *path, char *buf, size_t size)
 
 /*
  * Reads every kmemtrace cpu<n> file to its end, as a reader does before
- * handing the buffers on: a CPU without a file has nothing to read. The
- * bytes read, or -1 (errno set) if a file that is there cannot be read.
+ * handing the buffers on. Once tracing is off and every file has been
+ * drained and closed, the kernel frees the buffers with their files: a
+ * file that is not there (any more) has nothing to read. The bytes
+ * read, or -1 (errno set) if a file that is there cannot be read.
  */
 static inline long long kmt_drain_relay(void)
 {
