@@ -607,6 +607,21 @@ else
 	failed=1
 fi
 
+# report_errors NAME PATTERN PASS FAIL: the capture kmtgen makes of
+# $cr/NAME.scn, reported as JSON, must make kmemtrace-report exit 1 (it
+# found an error) and print PATTERN among its counts.
+report_errors() {
+	local name=$1 want=$2 rc=0
+	"$out/kmtgen" "$cr/$name" <"$cr/$name.scn"
+	"$out/kmemtrace-report" -f json "$cr/$name" >"$cr/$name.json" 2>&1 || rc=$?
+	if [ $rc -eq 1 ] && grep -qF -- "$want" "$cr/$name.json"; then
+		t_pass "$3"
+	else
+		t_fail "$4" "exit $rc: $(grep '"errors"' "$cr/$name.json" || head -c 300 "$cr/$name.json")"
+		failed=1
+	fi
+}
+
 # An allocation of the pointer as a page clears its last free as a slab
 # object: a kfree() of it then is a mismatched free (a page freed as a
 # slab object), not a double free.
@@ -619,16 +634,9 @@ sym 0xffffffff81400000 o_free
 0 alloc pages 0xffffffff81300010 0xffff888000004000 4096 4096
 0 free kmalloc 0xffffffff81400010 0xffff888000004000
 SCN
-"$out/kmtgen" "$cr/slabpage-freed" <"$cr/slabpage-freed.scn"
-rc=0
-"$out/kmemtrace-report" -f json "$cr/slabpage-freed" >"$cr/slabpage-freed.json" 2>&1 || rc=$?
-if [ $rc -eq 1 ] && grep -q '"mismatched free": 1, "double free": 0,' "$cr/slabpage-freed.json"; then
-	t_pass "kmemtrace-report: a slab pointer freed, allocated again as a page and kfree()d is a mismatched free, not a double free"
-else
-	t_fail "kmemtrace-report: a freed slab pointer allocated as a page" \
-		"exit $rc: $(grep '"errors"' "$cr/slabpage-freed.json" || head -c 300 "$cr/slabpage-freed.json")"
-	failed=1
-fi
+report_errors slabpage-freed '"mismatched free": 1, "double free": 0,' \
+	"kmemtrace-report: a slab pointer freed, allocated again as a page and kfree()d is a mismatched free, not a double free" \
+	"kmemtrace-report: a freed slab pointer allocated as a page"
 
 # A large kmalloc() freed twice: kfree() records a kmalloc free, then
 # the pages' free; the second kfree() is a double free, however the
@@ -645,16 +653,9 @@ sym 0xffffffff81800000 l_free
 0 free kmalloc 0xffffffff81800020 0xffff888004000000
 0 free pages 0xffffffff81700010 0xffff888004000000
 SCN
-"$out/kmtgen" "$cr/largetwice" <"$cr/largetwice.scn"
-rc=0
-"$out/kmemtrace-report" -f json "$cr/largetwice" >"$cr/largetwice.json" 2>&1 || rc=$?
-if [ $rc -eq 1 ] && grep -q '"double free": 1,' "$cr/largetwice.json"; then
-	t_pass "kmemtrace-report: a large kmalloc() freed twice, its pages freed in between, is a double free (exit 1)"
-else
-	t_fail "kmemtrace-report: a large kmalloc() freed twice" \
-		"exit $rc: $(grep '"errors"' "$cr/largetwice.json" || head -c 300 "$cr/largetwice.json")"
-	failed=1
-fi
+report_errors largetwice '"double free": 1,' \
+	"kmemtrace-report: a large kmalloc() freed twice, its pages freed in between, is a double free (exit 1)" \
+	"kmemtrace-report: a large kmalloc() freed twice"
 
 # Pointers freed and allocated again are not forgotten when their
 # generation goes: 600 objects freed and allocated again (live at the
