@@ -111,7 +111,7 @@ t_skip() { printf 'SKIP: %s: %s\n' "$1" "$2"; }
 # below its '---' line as 'checkpatch: TYPE: reason'. Prints why on
 # failure and returns 1.
 checkpatch_verdict() {
-	local out notes errs unjust="" line type
+	local out notes errs unjust="" line type uncovered
 	out=$(cd "$1" && { ./scripts/checkpatch.pl --strict --show-types --terse --no-summary "$2" 2>&1 || true; })
 	# The notes below '---' and before the diff may justify kept warnings.
 	notes=$(awk '/^---$/ { on = 1; next } on && /^(diff |--- |Index: )/ { exit } on' "$2")
@@ -120,10 +120,18 @@ checkpatch_verdict() {
 		[ -n "$line" ] || continue
 		type=$(printf '%s\n' "$line" | sed -n 's/.*: \(WARNING\|CHECK\):\([A-Z_0-9]*\):.*/\2/p')
 		[ -n "$type" ] || continue
-		# A new file without its MAINTAINERS line: never justified,
-		# as every patch that adds a file adds its F: line.
+		# A new file without a MAINTAINERS change: never justified by
+		# words. It passes only when the KMEMTRACE entry of TREE
+		# already covers every file the patch adds (a directory's F:
+		# line that an earlier patch added), else the patch must add
+		# the file's F: line.
 		if [ "$type" = FILE_PATH_CHANGES ]; then
-			unjust+="$line (the patch must add the file's F: line)"$'\n'
+			uncovered=$(patch_added_files "$2" | while IFS= read -r f; do
+				# shellcheck disable=SC2046 # one pattern per word
+				entry_covers "$f" $(entry_patterns "$1/MAINTAINERS") || printf '%s ' "$f"
+			done)
+			[ -z "$uncovered" ] ||
+				unjust+="$line (the patch must add the F: line of $uncovered)"$'\n'
 			continue
 		fi
 		printf '%s\n' "$notes" | grep -q "^checkpatch: $type: ." || unjust+="$line"$'\n'
@@ -137,6 +145,12 @@ checkpatch_verdict() {
 		return 1
 	fi
 	return 0
+}
+
+# patch_added_files PATCH: the files PATCH creates.
+patch_added_files() {
+	awk '$1 == "---" { created = $2 == "/dev/null"; next }
+	     $1 == "+++" && created { p = $2; sub(/^b\//, "", p); print p; created = 0 }' "$1"
 }
 
 # entry_patterns MAINTAINERS_FILE: the F: patterns of its KMEMTRACE entry.
