@@ -41,6 +41,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <linux/kmemtrace.h>
+
 #include "kmon_log.h"
 #include "kmt_cli.h"
 #include "kmt_msg.h"

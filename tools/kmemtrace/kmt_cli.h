@@ -29,8 +29,6 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 
-#include <linux/kmemtrace.h>
-
 #define KMT_EXIT_OK		0
 #define KMT_EXIT_DATA		1
 #define KMT_EXIT_USAGE		2	/* and I/O errors */

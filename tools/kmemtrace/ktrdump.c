@@ -6,7 +6,7 @@
  * /sys/kernel/debug/kmemtrace/ktr (or of a copy of that directory made
  * on another machine, of either byte order), merges the CPUs by time
  * stamp and prints the entries as the kernel's own text view,
- * kmemtrace/ktr/trace, prints them: the layout of BSD/OS tdump(8),
+ * kmemtrace/ktr/trace, does: in the layout of BSD/OS tdump(8),
  * "C Idx Delta-T Trace". --follow reads the buffers again and again,
  * prints what is new, and says what was overwritten before it could be
  * read.

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * kmongen - a synthetic /dev/kmon log, as kmonlog writes it, for timing
- * kmonparse (scripts/bench-report) and for
- * comparing two kmonparse builds on every kind of record:
+ * kmonparse and for comparing two kmonparse builds on every kind of
+ * record:
  *
  *   kmongen [-m] [-c CPUS] [-p PIDFIL] -n N FILE
  *
@@ -58,7 +58,7 @@ static void record(FILE *f, unsigned int cpu, unsigned long long ts,
 	}
 }
 
-/* The log of the default mode: the rounds scripts/bench-report times. */
+/* The log of the default mode: the rounds a benchmark times. */
 static void rounds(FILE *f, unsigned long long n)
 {
 	unsigned char b[KMON_ALLOC_SIZE], *p;
