@@ -44,19 +44,6 @@
 #include "kmt_meta.h"
 #include "kmt_msg.h"
 
-static const char *const prog = "kmemtrace-report";
-
-#define die(status, ...)	kmt_die(prog, status, __VA_ARGS__)
-
-static void *xcalloc(size_t n, size_t size)
-{
-	void *p = calloc(n, size);
-
-	if (!p)
-		die(KMT_EXIT_USAGE, "out of memory");
-	return p;
-}
-
 #include "report.h"
 #include "report_read.h"
 #include "report_analysis.h"

@@ -31,6 +31,23 @@
 #include <linux/types.h>
 
 #include "kmt_capture.h"
+#include "kmt_cli.h"
+#include "kmt_events.h"
+#include "kmt_meta.h"
+#include "kmt_msg.h"
+
+static const char *const prog = "kmemtrace-report";
+
+#define die(status, ...)	kmt_die(prog, status, __VA_ARGS__)
+
+static void *xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n, size);
+
+	if (!p)
+		die(KMT_EXIT_USAGE, "out of memory");
+	return p;
+}
 
 /* ---- Symbols and cache names (report_read.h) ------------------------- */
 

@@ -10,6 +10,8 @@
 #ifndef KMT_REPORT_ANALYSIS_H
 #define KMT_REPORT_ANALYSIS_H
 
+#include "report_read.h"
+
 /* ---- Hash tables ---------------------------------------------------- */
 
 static __u64 mix(__u64 x)

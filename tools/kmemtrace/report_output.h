@@ -9,6 +9,8 @@
 #ifndef KMT_REPORT_OUTPUT_H
 #define KMT_REPORT_OUTPUT_H
 
+#include "report_analysis.h"
+
 /* ---- The rows, in their order ----------------------------------------- */
 
 static const char *const type_names[] = { "kmalloc", "kmem_cache", "pages" };

@@ -9,6 +9,8 @@
 #ifndef KMT_REPORT_READ_H
 #define KMT_REPORT_READ_H
 
+#include "report.h"
+
 /* ---- Symbols ---------------------------------------------------------- */
 
 static int cmp_sym(const void *a, const void *b)

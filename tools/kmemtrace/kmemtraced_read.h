@@ -1,0 +1,489 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * kmemtraced_read.h - the readers: one thread per cpu<n> file, pinned to
+ * its CPU, that copies the file into DIR/cpu<n>, counts the events in
+ * what it copied and drains the file when asked; and the list of them,
+ * grown as cpu<n> files appear, within the open-file limit.
+ */
+#ifndef KMT_KMEMTRACED_READ_H
+#define KMT_KMEMTRACED_READ_H
+
+#include "kmemtraced.h"
+
+/* ---- the readers ------------------------------------------------------- */
+
+/*
+ * The bytes the carried event still lacks (4 - ncarry while its size is
+ * not there yet); 1 for one whose size is bad, which the next
+ * count_events() reports.
+ */
+static size_t carry_missing(const struct reader *r)
+{
+	size_t size;
+
+	if (r->ncarry < 4)
+		return 4 - r->ncarry;
+	size = kmt_peek_size(r->carry, r->ncarry, false);
+	return size > r->ncarry ? size - r->ncarry : 1;
+}
+
+static void carry_append(struct reader *r, const unsigned char *p, size_t n)
+{
+	if (r->ncarry + n > r->carry_cap) {
+		/* An event is at most 64 KiB (a 16-bit size): grow to what it needs. */
+		size_t cap = r->ncarry + n < 256 ? 256 : r->ncarry + n;
+
+		r->carry = realloc(r->carry, cap);
+		if (!r->carry)
+			fatal("out of memory");
+		r->carry_cap = cap;
+	}
+	memcpy(r->carry + r->ncarry, p, n);
+	r->ncarry += n;
+}
+
+/*
+ * Counts the whole events in what was read, @n bytes after the r->bytes
+ * read before; keeps a cut one in r->carry for the next read. Returns how
+ * many events it completed.
+ */
+static __u64 count_events(struct reader *r, const unsigned char *buf, size_t n)
+{
+	__u64 events = 0;
+	size_t off = 0;
+
+	while (off < n) {
+		unsigned int size;
+
+		if (r->ncarry) {
+			size_t take = carry_missing(r);
+
+			if (r->ncarry >= 4 &&
+			    kmt_peek_size(r->carry, r->ncarry, false) < KMT_HDR_SIZE) {
+				/* The event began r->ncarry bytes before @buf + off. */
+				r->bad_at = r->bytes + off - r->ncarry + 1;
+				r->ncarry = 0;
+				return events;
+			}
+			if (take > n - off)
+				take = n - off;
+			carry_append(r, buf + off, take);
+			off += take;
+			if (r->ncarry >= 4 &&
+			    r->ncarry == kmt_peek_size(r->carry, r->ncarry, false)) {
+				events++;
+				r->ncarry = 0;
+			}
+			continue;
+		}
+		size = kmt_peek_size(buf + off, n - off, false);
+		if (n - off >= 4 && size < KMT_HDR_SIZE) {
+			/* The rest cannot be counted; kmemtrace-check will say why. */
+			r->bad_at = r->bytes + off + 1;
+			return events;
+		}
+		if (n - off < 4 || size > n - off) {
+			carry_append(r, buf + off, n - off);
+			return events;
+		}
+		events++;
+		off += size;
+	}
+	return events;
+}
+
+/* The affinity masks of a reader: its CPU alone, and the one it has. */
+struct pin {
+	cpu_set_t *want, *now;
+	size_t ncpus;		/* bits of each */
+	int cpu;
+};
+
+static void pin_alloc(struct pin *p, int cpu, size_t ncpus)
+{
+	CPU_FREE(p->want);
+	CPU_FREE(p->now);
+	p->cpu = cpu;
+	p->ncpus = ncpus;
+	p->want = CPU_ALLOC(ncpus);
+	p->now = CPU_ALLOC(ncpus);
+	if (!p->want || !p->now)
+		fatal("out of memory");
+	CPU_ZERO_S(CPU_ALLOC_SIZE(ncpus), p->want);
+	CPU_SET_S(cpu, CPU_ALLOC_SIZE(ncpus), p->want);
+}
+
+/* Pins the calling thread to its CPU; false if it cannot be. */
+static bool pin(const struct pin *p)
+{
+	if (!p->want)
+		return false;
+	return !pthread_setaffinity_np(pthread_self(), CPU_ALLOC_SIZE(p->ncpus), p->want);
+}
+
+/* Whether the calling thread may run on @p's CPU only, and runs there. */
+static bool on_its_cpu(struct pin *p)
+{
+	int err;
+
+	if (!p->want)
+		return false;
+	/* The kernel refuses a mask smaller than its CPU count: grow it. */
+	while ((err = pthread_getaffinity_np(pthread_self(), CPU_ALLOC_SIZE(p->ncpus), p->now)) ==
+	       EINVAL && p->ncpus < PIN_CPU_LIMIT)
+		pin_alloc(p, p->cpu, 2 * p->ncpus);
+	if (err)
+		return false;
+	return CPU_EQUAL_S(CPU_ALLOC_SIZE(p->ncpus), p->now, p->want) &&
+	       sched_getcpu() == p->cpu;
+}
+
+static void *reader_main(void *arg)
+{
+	struct reader *r = arg;
+	unsigned char *buf = malloc(READ_SIZE);
+	struct pin pn = {};
+	bool draining = false;
+	__u64 drain_from = 0;
+	useconds_t unpinned_wait = 10000;
+	char *what;
+
+	if (asprintf(&what, "%s/cpu%d", cap.out, r->cpu) < 0 || !buf)
+		fatal("out of memory");
+	/* On its CPU, where the writer cannot be half-way through an event. */
+	if (r->cpu < PIN_CPU_LIMIT)
+		pin_alloc(&pn, r->cpu, r->cpu < 1024 ? 1024 : r->cpu + 1);
+	r->pinned = pin(&pn);
+	/* Linux: PRIO_PROCESS 0 is the calling thread. */
+	if (nice_set && setpriority(PRIO_PROCESS, 0, reader_nice) && nice_given &&
+	    !__atomic_exchange_n(&nice_warned, 1, __ATOMIC_RELAXED))
+		fprintf(stderr, "%s: readers at nice %d: %s; reading at the nice value inherited\n",
+			prog, reader_nice, strerror(errno));
+	for (;;) {
+		struct pollfd pfd = { .fd = r->in, .events = POLLIN };
+		size_t want = READ_SIZE;
+		ssize_t n;
+
+		if (!draining && __atomic_load_n(&drain, __ATOMIC_ACQUIRE)) {
+			draining = true;
+			drain_from = r->bytes;
+		}
+		if (draining && r->bytes - drain_from >= drain_limit) {
+			/*
+			 * Not half-way through an event: its rest is in the
+			 * buffer (the kernel writes whole events), read just it.
+			 */
+			if (!r->ncarry || r->bad_at)
+				break;
+			want = carry_missing(r);
+		} else if (draining && drain_limit - (r->bytes - drain_from) < want) {
+			/*
+			 * No read past the limit but the rest of an event it
+			 * cuts, which the branch above reads next: at most a
+			 * buffer's worth and 64 KiB.
+			 */
+			want = drain_limit - (r->bytes - drain_from);
+		}
+		if (!draining && poll(&pfd, 1, 100) <= 0)
+			continue;
+		/*
+		 * A CPU that went offline broke the pinning: the kernel let
+		 * the thread run anywhere, and may have put it back on its
+		 * CPU by chance, from where it can still be moved half-way
+		 * through a read. Read only while pinned, so that no writer
+		 * can be half-way through an event; while the CPU is offline
+		 * nothing is written there, and the final drain (tracing
+		 * stopped, with -e) reads whatever is left.
+		 */
+		if (!on_its_cpu(&pn)) {
+			r->pinned = pin(&pn);
+			/*
+			 * Offline, with data left: look again in 10 ms, then
+			 * less often, up to 160 ms, so that the readers of many
+			 * offline CPUs (at nice -10) do not starve the rest.
+			 */
+			if (!r->pinned && !draining) {
+				usleep(unpinned_wait);
+				if (unpinned_wait < 160000)
+					unpinned_wait *= 2;
+				continue;
+			}
+		}
+		unpinned_wait = 10000;
+		n = read(r->in, buf, want);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			r->err = errno;
+			break;
+		}
+		if (n == 0) {
+			if (draining)
+				break;
+			/* Ready but empty (not relay's way; a regular file's): do not spin. */
+			usleep(10000);
+			continue;
+		}
+		write_all(r->out, buf, n, what);
+		if (!r->bad_at)
+			__atomic_store_n(&r->events, r->events + count_events(r, buf, n),
+					 __ATOMIC_RELAXED);
+		__atomic_store_n(&r->bytes, r->bytes + n, __ATOMIC_RELAXED);
+	}
+	CPU_FREE(pn.want);
+	CPU_FREE(pn.now);
+	free(what);
+	free(buf);
+	return NULL;
+}
+
+/* The reader of CPU @cpu among the first @n (sorted) readers, or NULL. */
+static struct reader *find_reader(int cpu, size_t n)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (cap.readers[mid]->cpu == cpu)
+			return cap.readers[mid];
+		if (cap.readers[mid]->cpu < cpu)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+static int cmp_reader(const void *a, const void *b)
+{
+	int x = (*(struct reader *const *)a)->cpu, y = (*(struct reader *const *)b)->cpu;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Starts @r's thread; returns 0 or pthread_create()'s error. */
+static int start_reader(struct reader *r, const pthread_attr_t *attr)
+{
+	sigset_t stops, old;
+	int err;
+
+	/* Stop signals go to the main thread, whose sleep they cut short. */
+	sigemptyset(&stops);
+	sigaddset(&stops, SIGINT);
+	sigaddset(&stops, SIGTERM);
+	sigaddset(&stops, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &stops, &old);
+	/* Before the thread runs: from its first read, DIR is kept. */
+	__atomic_store_n(&cap.reading, true, __ATOMIC_RELEASE);
+	err = pthread_create(&r->thread, attr, reader_main, r);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	r->started = !err;
+	/* None running: a refusal at the start may still remove what it made. */
+	if (err && !cap.nstarted)
+		__atomic_store_n(&cap.reading, false, __ATOMIC_RELEASE);
+	cap.nstarted += !err;
+	return err;
+}
+
+static void reader_attr(pthread_attr_t *attr)
+{
+	long min = sysconf(_SC_THREAD_STACK_MIN);
+	size_t size = READER_STACK;
+	int err;
+
+	if (min > 0 && (size_t)min > size)
+		size = min;
+	err = pthread_attr_init(attr);
+	if (!err)
+		err = pthread_attr_setstacksize(attr, size);
+	if (err)
+		fatal("thread attributes: %s", strerror(err));
+}
+
+/*
+ * The cpu<n> files of @dir that have no reader yet: their CPU numbers,
+ * in *@cpus (allocated), and how many. A name the kernel would not
+ * make (cpu01, a number past INT_MAX) is not a CPU file.
+ */
+static size_t new_cpu_files(const char *dir, int **cpus)
+{
+	size_t nsorted = cap.nreaders, n = 0, ncap = 0;
+	struct dirent *de;
+	DIR *d = opendir(dir);
+
+	*cpus = NULL;
+	if (!d)
+		fatal("%s: %s", dir, strerror(errno));
+	while ((errno = 0, de = readdir(d))) {
+		int cpu;
+
+		if (!kmt_cpu_file_name(de->d_name, &cpu) || find_reader(cpu, nsorted))
+			continue;
+		if (n == ncap) {
+			ncap = ncap ? 2 * ncap : 64;
+			*cpus = realloc(*cpus, ncap * sizeof(**cpus));
+			if (!*cpus)
+				fatal("out of memory");
+		}
+		(*cpus)[n++] = cpu;
+	}
+	if (errno)
+		fatal("%s: %s", dir, strerror(errno));
+	closedir(d);
+	return n;
+}
+
+static struct reader *new_reader(int cpu)
+{
+	struct reader *r = calloc(1, sizeof(*r));
+
+	if (!r)
+		fatal("out of memory");
+	if (cap.nreaders == cap.readers_cap) {
+		cap.readers_cap = cap.readers_cap ? 2 * cap.readers_cap : 64;
+		cap.readers = realloc(cap.readers, cap.readers_cap * sizeof(*cap.readers));
+		if (!cap.readers)
+			fatal("out of memory");
+	}
+	r->cpu = cpu;
+	r->in = -1;
+	r->out = -1;
+	cap.readers[cap.nreaders++] = r;
+	return r;
+}
+
+/*
+ * Opens cpu<n> of the kmemtrace directory and DIR/cpu<n> (never one that
+ * is there already). Returns 0, or the errno of what failed, whose
+ * directory is then in *@where.
+ */
+static int open_reader(struct reader *r, const char **where)
+{
+	char name[32], *path;
+	int err;
+
+	snprintf(name, sizeof(name), "cpu%d", r->cpu);
+	path = join(cap.dir, name);
+	*where = cap.dir;
+	r->in = open(path, O_RDONLY | O_CLOEXEC);
+	err = r->in < 0 ? errno : 0;
+	free(path);
+	if (err)
+		return err;
+	*where = cap.out;
+	r->out = openat(cap.outfd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (r->out < 0) {
+		err = errno;
+		close(r->in);
+		r->in = -1;
+		return err;
+	}
+	cap.nopen++;
+	return 0;
+}
+
+/*
+ * The CPU files at the start: all opened, or the capture refused. The
+ * open-file limit is raised to two descriptors per file, and, as far as
+ * the hard limit allows, per CPU the machine may bring online later.
+ */
+static void open_readers(void)
+{
+	long conf = sysconf(_SC_NPROCESSORS_CONF);
+	const char *where;
+	size_t i, n, need;
+	rlim_t limit;
+	int *cpus;
+
+	n = new_cpu_files(cap.dir, &cpus);
+	if (!n)
+		fatal("%s: no cpu<n> files: %s", cap.dir, cap.enable ?
+		      "tracing is on, but the kernel made no buffers" :
+		      "tracing is off and has no buffers (never on since boot, or freed once drained; -e turns it on)");
+	need = FDS_PER_CPU * n + 16;	/* as kmt_want_files() counts */
+	limit = kmt_want_files(FDS_PER_CPU * n);
+	if (limit)
+		fatal("%zu cpu<n> files need %zu open files, %d per file, but the open-file hard limit is %llu (ulimit -Hn): raise it to %zu or more (as root: ulimit -Hn %zu)",
+		      n, need, FDS_PER_CPU, (unsigned long long)limit, need, need);
+	if (conf > 0 && (size_t)conf > n)
+		kmt_want_files(FDS_PER_CPU * conf);
+	for (i = 0; i < n; i++) {
+		struct reader *r = new_reader(cpus[i]);
+		int err = open_reader(r, &where);
+
+		if (err)
+			fatal("%s/cpu%d: %s%s", where, r->cpu, strerror(err), fd_hint(err));
+	}
+	free(cpus);
+	qsort(cap.readers, cap.nreaders, sizeof(*cap.readers), cmp_reader);
+}
+
+/*
+ * Whether one more CPU file fits under the open-file limit, with the 16
+ * kmt_want_files() keeps for the rest (meta, caches, kallsyms, stats):
+ * a capture that took those would end without its meta.
+ */
+static bool room_for_reader(void)
+{
+	return !kmt_want_files(FDS_PER_CPU * (cap.nopen + 1));
+}
+
+/*
+ * A reader for each cpu<n> file that appeared since (relay makes a CPU's
+ * file when it first comes online), started at once. One that cannot be
+ * opened (or would take the descriptors the capture needs to end) is not
+ * captured, said now, in meta's missed_cpus and in the summary, and the
+ * exit status is 2: never a CPU lost without a word. Returns how many
+ * files it found (started or missed): meta must be written again.
+ */
+static size_t add_readers(const pthread_attr_t *attr)
+{
+	size_t i, n, added = 0;
+	const char *where;
+	int *cpus;
+
+	n = new_cpu_files(cap.dir, &cpus);
+	for (i = 0; i < n; i++) {
+		struct reader *r;
+		int err;
+
+		r = new_reader(cpus[i]);
+		if (room_for_reader()) {
+			err = open_reader(r, &where);
+		} else {
+			err = EMFILE;
+			where = cap.dir;
+		}
+		if (err == ENOENT && where == cap.dir) {
+			/* Gone again before it was opened: look again later. */
+			cap.nreaders--;
+			free(r);
+			continue;
+		}
+		if (err) {
+			fprintf(stderr, "%s: %s/cpu%d: %s%s; its events are not captured\n",
+				prog, where, r->cpu, strerror(err), fd_hint(err));
+		} else {
+			err = start_reader(r, attr);
+			if (err)
+				fprintf(stderr, "%s: cannot start the reader of cpu%d: %s%s\n",
+					prog, r->cpu, strerror(err),
+					"; its events are not captured (threads: ulimit -u)");
+		}
+		if (err) {
+			r->missed = err;
+			if (r->in >= 0) {
+				close(r->in);
+				close(r->out);
+				cap.nopen--;
+			}
+		}
+		added++;
+	}
+	free(cpus);
+	qsort(cap.readers, cap.nreaders, sizeof(*cap.readers), cmp_reader);
+	return added;
+}
+
+#endif /* KMT_KMEMTRACED_READ_H */
