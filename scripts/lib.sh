@@ -147,7 +147,7 @@ checkpatch_verdict() {
 				unjust+="$line (the patch must add the F: line of $uncovered)"$'\n'
 			continue
 		fi
-		printf '%s\n' "$notes" | grep -q "^checkpatch: $type: ." || unjust+="$line"$'\n'
+		grep -q "^checkpatch: $type: ." <<<"$notes" || unjust+="$line"$'\n'
 	done <<<"$(printf '%s\n' "$out" | grep -E ': (WARNING|CHECK):' || true)"
 	if [ -n "$errs" ]; then
 		printf 'errors: %s\n' "$(printf '%s' "$errs" | sed -n 1,3p | tr '\n' ' ')"
