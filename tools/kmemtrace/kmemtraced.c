@@ -27,6 +27,11 @@
  * ends wait_for_stop(), the second the process. The readers share with
  * it their counts (__atomic), the drain flag (release/acquire) and
  * nothing else until pthread_join().
+ *
+ * Its parts, each a header included once here: the capture's state,
+ * the stats and enable files and the signals (kmemtraced.h); the readers
+ * (kmemtraced_read.h). This file holds the files of DIR besides cpu<n>,
+ * the command line and main()'s steps.
  */
 #include "kmemtraced.h"
 #include "kmemtraced_read.h"

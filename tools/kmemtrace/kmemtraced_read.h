@@ -10,6 +10,26 @@
 
 #include "kmemtraced.h"
 
+/* What a reader asks of read(): relay gives up to this across sub-buffers. */
+#define READ_SIZE	(256 * 1024)
+/*
+ * A reader's stack: its frames are small (the read buffer is on the
+ * heap), but vfprintf() and the C library's static TLS share it. 8192
+ * readers at the default 8 MiB would reserve 64 GiB of address space.
+ */
+#define READER_STACK	(256 * 1024)
+/*
+ * CPU numbers from this one up get no affinity mask (128 KiB each): no
+ * kernel has that many CPUs, so the reader runs unpinned, as for a CPU
+ * that is offline.
+ */
+#define PIN_CPU_LIMIT	(1024 * 1024)
+/* Two descriptors per CPU file: the relay file and its copy. */
+#define FDS_PER_CPU	2
+
+/* Set by the first reader that could not set its nice value: one warning. */
+static int nice_warned;
+
 /* ---- the readers ------------------------------------------------------- */
 
 /*

@@ -11,6 +11,10 @@
  * milliseconds have passed, BMAX bytes were written, or SIGINT/SIGTERM;
  * then stops the instance, drains what it holds, writes PIDFIL and
  * reports what was lost. main() reads as the list of those steps.
+ *
+ * Its part kmonlog.h, included once here, holds struct kmonlog, the
+ * task names and the command line; this file the files, the capture and
+ * main().
  */
 #include "kmonlog.h"
 

@@ -28,6 +28,10 @@
  * truncated log or pids.dat. A first SIGINT or SIGTERM stops the
  * reading at the next record: what was decoded is written, as at the
  * end of the log (the JSON closed), with a note on standard error.
+ *
+ * Its part kmonparse.h, included once here, holds the output and the
+ * task names of pids.dat; this file the records, the reading and the
+ * command line.
  */
 #include "kmonparse.h"
 

@@ -16,6 +16,11 @@
  * found, merged through a heap, and one file is open at a time.
  *
  * See Documentation/trace/ktr.rst and ktrdump(8).
+ *
+ * Its parts, each a header included once here: the options, output and
+ * format table (ktrdump.h); an entry's text, the raw files, their merge
+ * and the dump (ktrdump_raw.h); --follow (ktrdump_follow.h). This file
+ * holds the command line and main().
  */
 
 #include "ktrdump.h"

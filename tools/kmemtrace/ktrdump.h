@@ -104,8 +104,6 @@ struct cpu_range {
 };
 
 static const char *prog = "ktrdump";
-/* The CPUs whose entries are printed now: struct entry's cpu indexes them. */
-static const struct cpu *cur_cpus;
 static struct fmt *fmts;
 static unsigned int nfmts;
 static char *class_names[NR_CLASSES];

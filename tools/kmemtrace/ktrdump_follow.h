@@ -181,8 +181,6 @@ static void follow_report(struct follow *fs, struct follow_cpu *fc, bool all)
 	}
 }
 
-static struct follow_cpu *follow_cpu(struct follow *fs, uint32_t cpu);
-
 /* That CPU is read again at the next read. */
 static void follow_unreadable(uint32_t cpu, bool missing)
 {
@@ -399,7 +397,6 @@ static int follow(const char *classes)
 	size_t j;
 
 	follow_state = &fs;
-	on_unreadable = follow_unreadable;
 	print_header();
 	for (;;) {
 		bool last_read = kmt_stop_requested;
@@ -408,7 +405,7 @@ static int follow(const char *classes)
 		struct cpu *cpus;
 
 		follow_formats(&fs, classes);
-		cpus = load_cpus(opt.dir, &ncpus);
+		cpus = load_cpus(opt.dir, &ncpus, follow_unreadable);
 		fs.empty_reads = ncpus ? 0 : fs.empty_reads + 1;
 		if (fs.empty_reads >= FOLLOW_BAD_READS)
 			io_fatal("%s: no cpu<N> raw files%s at %u reads in a row", opt.dir,

@@ -12,6 +12,9 @@
 
 /* ---- An entry's text ------------------------------------------------- */
 
+/* The CPUs whose entries are printed now: struct entry's cpu indexes them. */
+static const struct cpu *cur_cpus;
+
 /* Appends printf output to a growing line. */
 struct line {
 	char *buf;
@@ -321,19 +324,16 @@ static bool cpu_file_name(const char *name, uint32_t *cpu)
 }
 
 /*
- * Set by --follow: told of a cpu<N> file that is not there or cut short
- * at this read (@missing says which). In a dump both are fatal.
- */
-static void (*on_unreadable)(uint32_t cpu, bool missing);
-
-/*
  * Reads every cpu<N> file of the directory that --cpu wants, sorted by
  * CPU. One file open at a time, whatever the number of CPUs. With
  * --follow, a file that went away or is cut short (or is of a format
- * table not read yet) is left out of this read, and none at all is no
- * error: follow() decides when that has lasted too long.
+ * table not read yet) is left out of this read, @unreadable is told of
+ * it (@missing says which), and none at all is no error: follow()
+ * decides when that has lasted too long. In a dump (@unreadable NULL)
+ * both are fatal.
  */
-static struct cpu *load_cpus(const char *dir, size_t *ncpus)
+static struct cpu *load_cpus(const char *dir, size_t *ncpus,
+			     void (*unreadable)(uint32_t cpu, bool missing))
 {
 	bool soft = opt.follow;
 	struct cpu *cpus = NULL;
@@ -366,7 +366,7 @@ static struct cpu *load_cpus(const char *dir, size_t *ncpus)
 		path = path_of(dir, de->d_name);
 		cpus[n].data = (unsigned char *)read_input(path, &cpus[n].size, soft);
 		if (!cpus[n].data || !parse_cpu(&cpus[n], path, soft)) {
-			on_unreadable(c, !cpus[n].data);
+			unreadable(c, !cpus[n].data);
 			free(cpus[n].data);
 			free(cpus[n].ents);
 			free(path);
@@ -530,7 +530,7 @@ static int dump(void)
 	struct line l = { 0 };
 	const struct entry **order;
 	size_t ncpus, n, i, j, dropping = 0;
-	struct cpu *cpus = load_cpus(opt.dir, &ncpus);
+	struct cpu *cpus = load_cpus(opt.dir, &ncpus, NULL);
 	uint64_t dropped = 0;
 
 	order = merge(cpus, ncpus, &n);

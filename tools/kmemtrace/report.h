@@ -6,7 +6,8 @@
  * kmemtrace-report is one program built from one source file,
  * kmemtrace-report.c, which includes its parts in this order, each once:
  *
- *   report.h           the state (this file): the types and struct report
+ *   report.h           the state (this file): the types and struct report,
+ *                      and prog, die() and xcalloc() that every part uses
  *   report_read.h      the inputs: symbols, the caches file, the events
  *                      of the capture (kmt_capture.h) through the filters
  *   report_analysis.h  the accounting per call site, per cache, of the

@@ -1,15 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * fuzz_tool.h - what the libFuzzer harnesses that run a kmemtrace tool's
- * main() share (fuzz_check.c, fuzz_kmonparse.c, fuzz_ktrdump.c,
- * fuzz_report_main.c).
+ * main() share (tests/fuzz_<tool>.c).
  *
  * The tools exit at the first bad input, through exit(): a harness
  * defines exit() as fuzz_exit(), which jumps back to FUZZ_RUN() with the
- * status (FUZZ_RUN() sets fuzz_status). Every status is counted, and one the tool does not document
- * (above FUZZ_STATUS_MAX, which the harness defines) aborts the run, as
- * a crash would: a replay of the corpus then also proves each input ends
- * in a documented way. The counts are printed when the harness ends.
+ * status (FUZZ_RUN() sets fuzz_status). Every status is counted, and one
+ * the tool does not document (above FUZZ_STATUS_MAX, which the harness
+ * defines) aborts the run, as a crash would: a replay of the corpus
+ * then also proves each input ends in a documented way. The counts are
+ * printed when the harness ends.
  *
  * The files and directories the tool opens are tracked through
  * fuzz_fopen() and fuzz_opendir() (a harness defines fopen() and
