@@ -68,18 +68,6 @@ series_patches() {
 	sed -e 's/#.*//' -e 's/[[:space:]]*$//' -e '/^$/d' "$TOP/series" | awk '{print $1}'
 }
 
-# series_all_patches: every patch of the series, in order: those of
-# series_patches and those that a '#@patch NAME' line names. Such a
-# patch only adds overlay files (its '#@include' lines): patches/NAME is
-# its message, without a diff, which quilt could not apply, so quilt
-# sees a comment. export-series makes it a patch like the others.
-series_all_patches() {
-	awk '{ sub(/[[:space:]]+$/, "") }
-		/^#@patch[[:space:]]/ { print $2; next }
-		{ sub(/#.*/, "") }
-		NF { print $1 }' "$TOP/series"
-}
-
 # patch_files PATCH: the paths a patch touches (old or new side).
 patch_files() {
 	awk '/^(---|\+\+\+) / && $2 != "/dev/null" { p = $2; sub(/^[ab]\//, "", p); print p }' "$1" |
