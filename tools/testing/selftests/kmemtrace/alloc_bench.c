@@ -12,7 +12,7 @@
  * iteration of the reference loop, and of their ratio in each round (a
  * round's two loops run back to back, so the emulator's drift during the
  * run cancels out); with "rounds", each round's figures first, one line
- * each (for scripts/bench's min and max).
+ * each (to see their spread).
  */
 #include <stdio.h>
 #include <stdlib.h>

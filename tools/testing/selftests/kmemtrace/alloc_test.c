@@ -267,7 +267,7 @@ FIXTURE_TEARDOWN(alloc)
  * Starts kmemtraced -e on DIR/cap, its pid in *@daemon (for the teardown
  * to stop), and waits until tracing is on: fails if it is not within 5 s.
  * With @seconds NULL it runs until stop_capture(): a capture timed with -t
- * would race the workload, which under QEMU's TCG may take longer than it.
+ * would race the workload, which on a slow (emulated) machine may take longer.
  */
 static void start_capture(struct __test_metadata *_metadata, const char *dir,
 			  const char *seconds, pid_t *daemon)

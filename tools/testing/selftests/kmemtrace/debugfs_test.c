@@ -312,8 +312,9 @@ static const struct {
  * mode (EACCES); root without CAP_SYSLOG cannot read one, and root
  * without CAP_SYS_ADMIN cannot write one or open /dev/kmon (EPERM),
  * while each capability alone still does what it allows; root with both
- * opens every one. (Lockdown is checked by scripts/check, which boots
- * with lockdown=confidentiality.)
+ * opens every one. (Lockdown is not checked here: it takes a boot with
+ * lockdown=confidentiality, where every file must fail to open with
+ * EPERM.)
  */
 TEST_F(unprivileged, every_file_checked)
 {

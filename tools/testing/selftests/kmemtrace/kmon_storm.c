@@ -1,11 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * kmon_storm - a context-switch storm for the kmon measurements of
- * scripts/check and scripts/guest-kmemtrace (Documentation/trace/kmon.rst):
- * two threads on CPU 0 ping-pong a byte over two pipes. Threads, not
- * processes: a switch between processes changes the address space,
- * which under QEMU TCG flushes the emulated TLB and costs far more than
- * any tracer.
+ * kmon_storm - a context-switch storm to measure kmon's scheduler events
+ * against ftrace's (Documentation/trace/kmon.rst, "Cost"): two threads
+ * on CPU 0 ping-pong a byte over two pipes. Threads, not processes: a
+ * switch between processes changes the address space, which costs more
+ * than any tracer (under QEMU TCG, a flush of the emulated TLB).
  *
  *   kmon_storm N [wait]
  *	prints "pids MAIN PONG", the two threads' IDs, with "wait" then

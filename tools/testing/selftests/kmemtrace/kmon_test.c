@@ -786,7 +786,7 @@ TEST_F(kmon, two_instances)
 }
 
 /*
- * Records from a softirq, a hard interrupt, and an NMI if the guest has
+ * Records from a softirq, a hard interrupt, and an NMI if the machine has
  * one, each in the ring of its context.
  */
 TEST_F(kmon, interrupt_contexts)
