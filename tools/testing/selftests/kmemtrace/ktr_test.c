@@ -194,6 +194,53 @@ TEST_F(ktr, text_view_one_class)
 	}
 }
 
+/*
+ * Delta-T is in ns, whatever the kernel stamps entries with: two entries
+ * 20 ms apart show the time ktime_get_ns() measured around them, to 2%
+ * and 50 us (a cycle counter read as ns would be off by its GHz).
+ */
+TEST_F(ktr, delta_t_is_ns)
+{
+	unsigned long long took, delta;
+	unsigned int cpu, idx;
+	char *text, *save, *line;
+	int n = 0;
+
+	ASSERT_EQ(0, kmt_write_str(KTR_DIR "/mask", "0x40000000"));
+	ASSERT_EQ(0, kmt_write_str(KTR_DIR "/selftest", "delay 20000"));
+	text = read_str(KTR_DIR "/trace");
+	ASSERT_NE(NULL, text);
+	self->v.text = text;
+	/* Newest first: what was measured, the end, the start. */
+	line = strtok_r(text, "\n", &save);
+	ASSERT_STREQ("C Idx Delta-T  Trace", line);
+	line = strtok_r(NULL, "\n", &save);
+	while ((line = strtok_r(NULL, "\n", &save))) {
+		int off = 0, got;
+
+		got = sscanf(line, "%u %x %llx %n", &cpu, &idx, &delta, &off);
+		ASSERT_EQ(3, got) TH_LOG("%s", line);
+		switch (n++) {
+		case 0:
+			got = sscanf(line + off, "ktr selftest: delay took %llu ns", &took);
+			ASSERT_EQ(1, got) TH_LOG("%s", line);
+			break;
+		case 1:
+			ASSERT_STREQ("ktr selftest: delay done", line + off);
+			TH_LOG("20000 us: Delta-T %llu ns, ktime_get_ns() %llu ns",
+			       delta, took);
+			EXPECT_GE(took, 19000000ULL);
+			EXPECT_LE(delta, took + took / 50 + 50000);
+			EXPECT_GE(delta + took / 50 + 50000, took);
+			break;
+		case 2:
+			ASSERT_STREQ("ktr selftest: delay 20000 us", line + off);
+			break;
+		}
+	}
+	ASSERT_EQ(3, n);
+}
+
 /* A cleared mask records nothing; clear empties the view. */
 TEST_F(ktr, frozen_and_cleared)
 {
