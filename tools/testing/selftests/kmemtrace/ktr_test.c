@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
@@ -239,6 +240,256 @@ TEST_F(ktr, delta_t_is_ns)
 		}
 	}
 	ASSERT_EQ(3, n);
+}
+
+/*
+ * The Trace column of every line of the text view, oldest first, in a
+ * malloc'ed array that points into @text; NULL if the layout is wrong.
+ */
+static char **all_lines(char *text, int *n)
+{
+	char **out = NULL, *save, *line;
+	int cap = 0, i;
+
+	*n = 0;
+	line = strtok_r(text, "\n", &save);
+	if (!line || strcmp(line, "C Idx Delta-T  Trace"))
+		return NULL;
+	strtok_r(NULL, "\n", &save);
+	while ((line = strtok_r(NULL, "\n", &save))) {
+		unsigned int cpu, idx;
+		char delta[16];
+		int off = 0;
+
+		if (sscanf(line, "%u %x %15s %n", &cpu, &idx, delta, &off) != 3 || !off) {
+			free(out);
+			return NULL;
+		}
+		if (*n == cap) {
+			char **o = realloc(out, (cap = cap ? 2 * cap : 256) * sizeof(*o));
+
+			if (!o) {
+				free(out);
+				return NULL;
+			}
+			out = o;
+		}
+		out[(*n)++] = line + off;
+	}
+	for (i = 0; i < *n / 2; i++) {
+		char *t = out[i];
+
+		out[i] = out[*n - 1 - i];
+		out[*n - 1 - i] = t;
+	}
+	return out;
+}
+
+/* The index of the first line at or after @from that is @want, or -1. */
+static int find_from(char **l, int n, int from, const char *want)
+{
+	for (; from < n; from++)
+		if (!strcmp(l[from], want))
+			return from;
+	return -1;
+}
+
+/*
+ * The process, scheduler and trap classes, fed from the kernel's trace
+ * points, tell what a child did, in order and with its pids: forked,
+ * woken, switched in, faulted on the page it wrote, woke its parent
+ * (blocked reading a pipe by then) with a write, and exited with its
+ * code.
+ */
+TEST_F(ktr, classes_proc_sched_trap)
+{
+	char want[128], **l;
+	int pfd[2], st, n, i_fork, i_wnew, i_sw, i_fault, i_exit, i_wake;
+	unsigned long addr;
+	pid_t parent = getpid(), child;
+
+	ASSERT_EQ(0, pipe(pfd));
+	/* KTR_PROC | KTR_SCHED | KTR_TRAP */
+	ASSERT_EQ(0, kmt_write_str(KTR_DIR "/mask", "0x80440"));
+	ASSERT_EQ(0, kmt_write_str(KTR_DIR "/clear", "1"));
+	child = fork();
+	ASSERT_LE(0, child);
+	if (!child) {
+		char *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		if (p == MAP_FAILED)
+			_exit(1);
+		p[123] = 1;
+		addr = (unsigned long)p + 123;
+		/* Time for the parent to block in read(). */
+		usleep(200000);
+		_exit(write(pfd[1], &addr, sizeof(addr)) == sizeof(addr) ? 7 : 1);
+	}
+	ASSERT_EQ((ssize_t)sizeof(addr), read(pfd[0], &addr, sizeof(addr)));
+	ASSERT_EQ(child, waitpid(child, &st, 0));
+	ASSERT_EQ(0, kmt_write_str(KTR_DIR "/mask", "0"));
+	ASSERT_TRUE(WIFEXITED(st));
+	ASSERT_EQ(7, WEXITSTATUS(st));
+	close(pfd[0]);
+	close(pfd[1]);
+
+	self->v.text = read_str(KTR_DIR "/trace");
+	ASSERT_NE(NULL, self->v.text);
+	l = all_lines(self->v.text, &n);
+	ASSERT_NE(NULL, l);
+	TH_LOG("%d entries; parent %d, child %d, wrote %#lx", n, parent, child, addr);
+
+	snprintf(want, sizeof(want), "fork %d -> %d", parent, child);
+	i_fork = find_from(l, n, 0, want);
+	EXPECT_LE(0, i_fork) TH_LOG("no '%s'", want);
+	snprintf(want, sizeof(want), "wakeup_new %d on cpu", child);
+	for (i_wnew = i_fork; i_wnew >= 0 && i_wnew < n; i_wnew++)
+		if (!strncmp(l[i_wnew], want, strlen(want)))
+			break;
+	EXPECT_LT(i_wnew, n) TH_LOG("no '%s' after the fork", want);
+	snprintf(want, sizeof(want), "-> %d prev_state", child);
+	for (i_sw = i_wnew; i_sw >= 0 && i_sw < n; i_sw++)
+		if (!strncmp(l[i_sw], "switch ", 7) && strstr(l[i_sw], want))
+			break;
+	EXPECT_LT(i_sw, n) TH_LOG("no switch to the child after its wakeup");
+	/* A write (bit 1) from user mode (bit 2) to a page not present. */
+	snprintf(want, sizeof(want), "user fault %#lx err 0x6 pid %d", addr, child);
+	i_fault = find_from(l, n, i_sw < 0 ? 0 : i_sw, want);
+	EXPECT_LE(0, i_fault) TH_LOG("no '%s' after the switch", want);
+	snprintf(want, sizeof(want), "waking %d by %d", parent, child);
+	i_wake = find_from(l, n, i_fault < 0 ? 0 : i_fault, want);
+	EXPECT_LE(0, i_wake) TH_LOG("no '%s' after the fault", want);
+	snprintf(want, sizeof(want), "exit %d code 0x700", child);
+	i_exit = find_from(l, n, i_wake < 0 ? 0 : i_wake, want);
+	EXPECT_LE(0, i_exit) TH_LOG("no '%s' after the wakeup", want);
+	if (i_exit < 0 || i_wake < 0) {
+		char *st = read_str(KTR_DIR "/stats");
+
+		TH_LOG("stats: %s", st);
+		free(st);
+		for (i_exit = 0; i_exit < n; i_exit++)
+			TH_LOG("%s", l[i_exit]);
+	}
+	free(l);
+}
+
+/* Sums the device interrupts of /proc/interrupts, the numbered lines. */
+static unsigned long long device_irqs(void)
+{
+	char *s = kmt_read_file("/proc/interrupts", NULL), *save, *line;
+	unsigned long long sum = 0;
+
+	if (!s)
+		return 0;
+	strtok_r(s, "\n", &save);
+	while ((line = strtok_r(NULL, "\n", &save))) {
+		char *p;
+		unsigned long long v;
+
+		if (strtoul(line, &p, 10), *p != ':')
+			continue;
+		p++;
+		while (sscanf(p, " %llu", &v) == 1) {
+			sum += v;
+			while (*p == ' ')
+				p++;
+			while (*p >= '0' && *p <= '9')
+				p++;
+		}
+	}
+	free(s);
+	return sum;
+}
+
+/*
+ * The interrupt class: softirqs run and end (there are always timers
+ * and, with two CPUs, load balancing), and each device interrupt that
+ * /proc/interrupts counted meanwhile is an "irq N handler" entry and an
+ * "irq N done" one.
+ */
+TEST_F(ktr, class_intr)
+{
+	unsigned long long before, after;
+	int n, i, softirq = 0, softirq_done = 0, irq = 0, irq_done = 0;
+	char **l;
+
+	before = device_irqs();
+	/* KTR_INTR */
+	ASSERT_EQ(0, kmt_write_str(KTR_DIR "/mask", "0x80"));
+	ASSERT_EQ(0, kmt_write_str(KTR_DIR "/clear", "1"));
+	/* On a serial console, output is an interrupt. */
+	kmt_write_str("/dev/console", "ktr_test: class_intr\n");
+	usleep(1200000);
+	ASSERT_EQ(0, kmt_write_str(KTR_DIR "/mask", "0"));
+	after = device_irqs();
+	self->v.text = read_str(KTR_DIR "/trace");
+	ASSERT_NE(NULL, self->v.text);
+	l = all_lines(self->v.text, &n);
+	ASSERT_NE(NULL, l);
+	for (i = 0; i < n; i++) {
+		int num, len = 0;
+		char name[64];
+
+		if (sscanf(l[i], "softirq %63s%n", name, &len) == 1 && !l[i][len])
+			softirq++;
+		else if (sscanf(l[i], "softirq %63s done%n", name, &len) == 1 && !l[i][len])
+			softirq_done++;
+		else if (sscanf(l[i], "irq %d done, ret %*d%n", &num, &len) == 1 && !l[i][len])
+			irq_done++;
+		else if (sscanf(l[i], "irq %d %63s", &num, name) == 2)
+			irq++;
+		else
+			TH_LOG("unexpected entry '%s'", l[i]);
+	}
+	TH_LOG("%d entries: %d softirqs, %d ended; %d irqs, %d ended; %llu device irqs counted",
+	       n, softirq, softirq_done, irq, irq_done, after - before);
+	EXPECT_LT(0, softirq);
+	EXPECT_LE(softirq - 1, softirq_done);
+	EXPECT_GE(softirq + 1, softirq_done);
+	if (after == before)
+		TH_LOG("no device interrupt in 1.2 s: the irq entries are not checked");
+	EXPECT_TRUE(after == before || irq > 0);
+	EXPECT_LE(irq - 1, irq_done);
+	EXPECT_GE(irq + 1, irq_done);
+	free(l);
+}
+
+/*
+ * The allocator classes: the allocation self-test's kmalloc(100) is an
+ * entry with its size and its caller, by name; kmem_cache and page
+ * entries come with it.
+ */
+TEST_F(ktr, classes_alloc)
+{
+	int n, i, kmalloc = 0, cache = 0, page = 0;
+	char **l;
+
+	KMT_REQUIRE(KMT_DIR "/alloc_selftest", "CONFIG_KMEMTRACE_ALLOC_SELFTEST");
+	/* KTR_KMALLOC | KTR_KMEM_CACHE | KTR_PAGE */
+	ASSERT_EQ(0, kmt_write_str(KTR_DIR "/mask", "0x70000"));
+	ASSERT_EQ(0, kmt_write_str(KTR_DIR "/clear", "1"));
+	ASSERT_EQ(0, kmt_write_str(KMT_DIR "/alloc_selftest", "run"));
+	ASSERT_EQ(0, kmt_write_str(KTR_DIR "/mask", "0"));
+	self->v.text = read_str(KTR_DIR "/trace");
+	ASSERT_NE(NULL, self->v.text);
+	l = all_lines(self->v.text, &n);
+	ASSERT_NE(NULL, l);
+	for (i = 0; i < n; i++) {
+		if (!strncmp(l[i], "kmalloc 100 at ", 15) &&
+		    strstr(l[i], " by kmt_st_kmalloc+"))
+			kmalloc++;
+		if (!strncmp(l[i], "cache_alloc ", 12) && strstr(l[i], " by kmt_st_cache_alloc+"))
+			cache++;
+		if (!strncmp(l[i], "page_alloc pfn 0x", 17))
+			page++;
+	}
+	TH_LOG("%d entries: %d kmalloc(100), %d kmem_cache_alloc(), %d pages", n,
+	       kmalloc, cache, page);
+	EXPECT_EQ(1, kmalloc);
+	EXPECT_EQ(1, cache);
+	EXPECT_LT(0, page);
+	free(l);
 }
 
 /* A cleared mask records nothing; clear empties the view. */
