@@ -469,7 +469,7 @@ static void parse_convs(struct fmt *f)
 
 /* ---- The format table and the class names ---------------------------- */
 
-/* Slots an entry of @f takes, as ktr_buf_write() packs its arguments. */
+/* Slots an entry of @f takes, as CTRn() packs its arguments. */
 static unsigned int fmt_slots(const struct fmt *f)
 {
 	unsigned int i, words = 0;

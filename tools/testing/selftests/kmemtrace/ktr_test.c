@@ -197,8 +197,9 @@ TEST_F(ktr, text_view_one_class)
 
 /*
  * Delta-T is in ns, whatever the kernel stamps entries with: two entries
- * 20 ms apart show the time ktime_get_ns() measured around them, to 2%
- * and 50 us (a cycle counter read as ns would be off by its GHz).
+ * 100 ms apart show the time ktime_get_ns() measured around them, to
+ * 0.5% and 20 us (a cycle counter read as ns would be off by its GHz,
+ * a rate fitted over too short a time by a percent).
  */
 TEST_F(ktr, delta_t_is_ns)
 {
@@ -208,7 +209,7 @@ TEST_F(ktr, delta_t_is_ns)
 	int n = 0;
 
 	ASSERT_EQ(0, kmt_write_str(KTR_DIR "/mask", "0x40000000"));
-	ASSERT_EQ(0, kmt_write_str(KTR_DIR "/selftest", "delay 20000"));
+	ASSERT_EQ(0, kmt_write_str(KTR_DIR "/selftest", "delay 100000"));
 	text = read_str(KTR_DIR "/trace");
 	ASSERT_NE(NULL, text);
 	self->v.text = text;
@@ -228,14 +229,14 @@ TEST_F(ktr, delta_t_is_ns)
 			break;
 		case 1:
 			ASSERT_STREQ("ktr selftest: delay done", line + off);
-			TH_LOG("20000 us: Delta-T %llu ns, ktime_get_ns() %llu ns",
+			TH_LOG("100000 us: Delta-T %llu ns, ktime_get_ns() %llu ns",
 			       delta, took);
-			EXPECT_GE(took, 19000000ULL);
-			EXPECT_LE(delta, took + took / 50 + 50000);
-			EXPECT_GE(delta + took / 50 + 50000, took);
+			EXPECT_GE(took, 95000000ULL);
+			EXPECT_LE(delta, took + took / 200 + 20000);
+			EXPECT_GE(delta + took / 200 + 20000, took);
 			break;
 		case 2:
-			ASSERT_STREQ("ktr selftest: delay 20000 us", line + off);
+			ASSERT_STREQ("ktr selftest: delay 100000 us", line + off);
 			break;
 		}
 	}
@@ -295,6 +296,35 @@ static int find_from(char **l, int n, int from, const char *want)
 }
 
 /*
+ * Waits until @pid sleeps (state S in /proc/PID/stat), for at most 10 s;
+ * false if it never does.
+ */
+static bool parent_sleeps(pid_t pid)
+{
+	char path[64], buf[256], *p;
+	int i, fd;
+	ssize_t len;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	for (i = 0; i < 10000; i++) {
+		fd = open(path, O_RDONLY);
+		if (fd < 0)
+			return false;
+		len = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (len <= 0)
+			return false;
+		buf[len] = '\0';
+		/* "PID (COMM) S ...": the state follows the last ')'. */
+		p = strrchr(buf, ')');
+		if (p && p[1] == ' ' && p[2] == 'S')
+			return true;
+		usleep(1000);
+	}
+	return false;
+}
+
+/*
  * The process, scheduler and trap classes, fed from the kernel's trace
  * points, tell what a child did, in order and with its pids: forked,
  * woken, switched in, faulted on the page it wrote, woke its parent
@@ -322,8 +352,9 @@ TEST_F(ktr, classes_proc_sched_trap)
 			_exit(1);
 		p[123] = 1;
 		addr = (unsigned long)p + 123;
-		/* Time for the parent to block in read(). */
-		usleep(200000);
+		/* The parent blocks in read(): the write must wake it. */
+		if (!parent_sleeps(parent))
+			_exit(1);
 		_exit(write(pfd[1], &addr, sizeof(addr)) == sizeof(addr) ? 7 : 1);
 	}
 	ASSERT_EQ((ssize_t)sizeof(addr), read(pfd[0], &addr, sizeof(addr)));
@@ -353,10 +384,15 @@ TEST_F(ktr, classes_proc_sched_trap)
 		if (!strncmp(l[i_sw], "switch ", 7) && strstr(l[i_sw], want))
 			break;
 	EXPECT_LT(i_sw, n) TH_LOG("no switch to the child after its wakeup");
+#if defined(__x86_64__)
 	/* A write (bit 1) from user mode (bit 2) to a page not present. */
 	snprintf(want, sizeof(want), "user fault %#lx err 0x6 pid %d", addr, child);
 	i_fault = find_from(l, n, i_sw < 0 ? 0 : i_sw, want);
 	EXPECT_LE(0, i_fault) TH_LOG("no '%s' after the switch", want);
+#else
+	/* KTR_TRAP records x86's page fault trace points only. */
+	i_fault = i_sw;
+#endif
 	snprintf(want, sizeof(want), "waking %d by %d", parent, child);
 	i_wake = find_from(l, n, i_fault < 0 ? 0 : i_fault, want);
 	EXPECT_LE(0, i_wake) TH_LOG("no '%s' after the fault", want);
@@ -412,6 +448,7 @@ TEST_F(ktr, class_intr)
 {
 	unsigned long long before, after;
 	int n, i, softirq = 0, softirq_done = 0, irq = 0, irq_done = 0;
+	int ncpus = sysconf(_SC_NPROCESSORS_ONLN);
 	char **l;
 
 	before = device_irqs();
@@ -420,7 +457,8 @@ TEST_F(ktr, class_intr)
 	ASSERT_EQ(0, kmt_write_str(KTR_DIR "/clear", "1"));
 	/* On a serial console, output is an interrupt. */
 	kmt_write_str("/dev/console", "ktr_test: class_intr\n");
-	usleep(1200000);
+	/* Short enough not to wrap 1024 slots at HZ=1000. */
+	usleep(300000);
 	ASSERT_EQ(0, kmt_write_str(KTR_DIR "/mask", "0"));
 	after = device_irqs();
 	self->v.text = read_str(KTR_DIR "/trace");
@@ -445,13 +483,17 @@ TEST_F(ktr, class_intr)
 	TH_LOG("%d entries: %d softirqs, %d ended; %d irqs, %d ended; %llu device irqs counted",
 	       n, softirq, softirq_done, irq, irq_done, after - before);
 	EXPECT_LT(0, softirq);
-	EXPECT_LE(softirq - 1, softirq_done);
-	EXPECT_GE(softirq + 1, softirq_done);
+	/*
+	 * Each CPU may have one entry whose pair fell outside the window,
+	 * at either end.
+	 */
+	EXPECT_LE(softirq - ncpus, softirq_done);
+	EXPECT_GE(softirq + ncpus, softirq_done);
 	if (after == before)
-		TH_LOG("no device interrupt in 1.2 s: the irq entries are not checked");
+		TH_LOG("no device interrupt in 0.3 s: the irq entries are not checked");
 	EXPECT_TRUE(after == before || irq > 0);
-	EXPECT_LE(irq - 1, irq_done);
-	EXPECT_GE(irq + 1, irq_done);
+	EXPECT_LE(irq - ncpus, irq_done);
+	EXPECT_GE(irq + ncpus, irq_done);
 	free(l);
 }
 
