@@ -1117,34 +1117,6 @@ static pid_t ponger(int in, int out, pid_t tid)
 }
 
 /*
- * Wait until @pid sleeps (state S in /proc/PID/stat): blocked in read(),
- * it cannot be switched to until written to. False after 5 s.
- */
-static bool wait_sleeping(pid_t pid)
-{
-	char path[64], buf[256], *p;
-	int i, fd;
-	ssize_t n;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	for (i = 0; i < 5000; i++, usleep(1000)) {
-		fd = open(path, O_RDONLY);
-		if (fd < 0)
-			return false;
-		n = read(fd, buf, sizeof(buf) - 1);
-		close(fd);
-		if (n <= 0)
-			return false;
-		buf[n] = 0;
-		/* The state follows the command name's closing parenthesis. */
-		p = strrchr(buf, ')');
-		if (p && p[1] == ' ' && p[2] == 'S')
-			return true;
-	}
-	return false;
-}
-
-/*
  * A ping-pong over two pipes, both tasks on CPU 0, logged by kmon at
  * its default classes while ftrace's hist triggers count sched_switch
  * and sched_waking between the same two tasks: the counts must agree,
@@ -1174,7 +1146,7 @@ static void ping_pong(struct __test_metadata *_metadata, int fd, unsigned char *
 	 */
 	ASSERT_EQ(1, write(p2c[1], &c, 1));
 	ASSERT_EQ(1, read(c2p[0], &c, 1));
-	ASSERT_TRUE(wait_sleeping(*child));
+	ASSERT_TRUE(kmt_wait_sleeping(*child));
 	if (crosscheck) {
 		if (access(TRACING "/events", F_OK))
 			mount("nodev", TRACING, "tracefs", 0, NULL);
@@ -1192,7 +1164,7 @@ static void ping_pong(struct __test_metadata *_metadata, int fd, unsigned char *
 		ASSERT_EQ(1, write(p2c[1], &c, 1));
 		ASSERT_EQ(1, read(c2p[0], &c, 1));
 	}
-	ASSERT_TRUE(wait_sleeping(*child));
+	ASSERT_TRUE(kmt_wait_sleeping(*child));
 	ASSERT_EQ(0, ioctl(fd, KMON_STOP));
 	if (crosscheck) {
 		hits_swc = hist_hits("sched_switch");

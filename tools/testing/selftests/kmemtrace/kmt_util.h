@@ -23,6 +23,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -355,6 +356,34 @@ static inline int kmt_tool_path(const char *name, char *buf, size_t len)
 	if ((size_t)snprintf(buf, len, "%s/%s", self, name) >= len)
 		return -ENAMETOOLONG;
 	return access(buf, X_OK) ? -errno : 0;
+}
+
+/*
+ * Waits until @pid sleeps (state S in /proc/PID/stat), blocked in read()
+ * say, so that writing to it is a wakeup. False after 5 s.
+ */
+static inline bool kmt_wait_sleeping(pid_t pid)
+{
+	char path[64], buf[256], *p;
+	int i, fd;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	for (i = 0; i < 5000; i++, usleep(1000)) {
+		fd = open(path, O_RDONLY);
+		if (fd < 0)
+			return false;
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (n <= 0)
+			return false;
+		buf[n] = 0;
+		/* The state follows the command name's closing parenthesis. */
+		p = strrchr(buf, ')');
+		if (p && p[1] == ' ' && p[2] == 'S')
+			return true;
+	}
+	return false;
 }
 
 /* Fills the array @buf with the path of tool @name, or fails the test. */

@@ -83,15 +83,17 @@ static uint64_t read_mask(void)
 }
 
 /*
- * Splits a text view into its Trace column, oldest first. Checks the
+ * The Trace column of every line of a text view, oldest first, in a
+ * malloc'ed *@out that points into @text (NULL for none). Checks the
  * header and the "C Idx Delta-T" columns of every line. Returns the
  * number of lines, or -1 if the layout is wrong.
  */
-static int trace_lines(char *text, char **out, int max)
+static int all_lines(char *text, char ***out)
 {
-	char *save, *line;
-	int n = 0, i;
+	char **l = NULL, *save, *line;
+	int cap = 0, n = 0, i;
 
+	*out = NULL;
 	line = strtok_r(text, "\n", &save);
 	if (!line || strcmp(line, "C Idx Delta-T  Trace"))
 		return -1;
@@ -104,18 +106,46 @@ static int trace_lines(char *text, char **out, int max)
 		int off = 0;
 
 		if (sscanf(line, "%u %x %15s %n", &cpu, &idx, delta, &off) != 3 || !off)
-			return -1;
-		if (n == max)
-			return -1;
-		out[n++] = line + off;
+			goto bad;
+		if (n == cap) {
+			char **o = realloc(l, (cap = cap ? 2 * cap : 256) * sizeof(*o));
+
+			if (!o)
+				goto bad;
+			l = o;
+		}
+		l[n++] = line + off;
 	}
 	/* Newest first in the file: reverse. */
 	for (i = 0; i < n / 2; i++) {
-		char *t = out[i];
+		char *t = l[i];
 
-		out[i] = out[n - 1 - i];
-		out[n - 1 - i] = t;
+		l[i] = l[n - 1 - i];
+		l[n - 1 - i] = t;
 	}
+	*out = l;
+	return n;
+bad:
+	free(l);
+	return -1;
+}
+
+/*
+ * Splits a text view into its Trace column, oldest first, in @out: the
+ * number of lines, or -1 if the layout is wrong or there are more than
+ * @max.
+ */
+static int trace_lines(char *text, char **out, int max)
+{
+	char **l;
+	int n;
+
+	n = all_lines(text, &l);
+	if (n > max)
+		n = -1;
+	if (n > 0)
+		memcpy(out, l, n * sizeof(*l));
+	free(l);
 	return n;
 }
 
@@ -243,49 +273,6 @@ TEST_F(ktr, delta_t_is_ns)
 	ASSERT_EQ(3, n);
 }
 
-/*
- * The Trace column of every line of the text view, oldest first, in a
- * malloc'ed array that points into @text; NULL if the layout is wrong.
- */
-static char **all_lines(char *text, int *n)
-{
-	char **out = NULL, *save, *line;
-	int cap = 0, i;
-
-	*n = 0;
-	line = strtok_r(text, "\n", &save);
-	if (!line || strcmp(line, "C Idx Delta-T  Trace"))
-		return NULL;
-	strtok_r(NULL, "\n", &save);
-	while ((line = strtok_r(NULL, "\n", &save))) {
-		unsigned int cpu, idx;
-		char delta[16];
-		int off = 0;
-
-		if (sscanf(line, "%u %x %15s %n", &cpu, &idx, delta, &off) != 3 || !off) {
-			free(out);
-			return NULL;
-		}
-		if (*n == cap) {
-			char **o = realloc(out, (cap = cap ? 2 * cap : 256) * sizeof(*o));
-
-			if (!o) {
-				free(out);
-				return NULL;
-			}
-			out = o;
-		}
-		out[(*n)++] = line + off;
-	}
-	for (i = 0; i < *n / 2; i++) {
-		char *t = out[i];
-
-		out[i] = out[*n - 1 - i];
-		out[*n - 1 - i] = t;
-	}
-	return out;
-}
-
 /* The index of the first line at or after @from that is @want, or -1. */
 static int find_from(char **l, int n, int from, const char *want)
 {
@@ -293,35 +280,6 @@ static int find_from(char **l, int n, int from, const char *want)
 		if (!strcmp(l[from], want))
 			return from;
 	return -1;
-}
-
-/*
- * Waits until @pid sleeps (state S in /proc/PID/stat), for at most 10 s;
- * false if it never does.
- */
-static bool parent_sleeps(pid_t pid)
-{
-	char path[64], buf[256], *p;
-	int i, fd;
-	ssize_t len;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	for (i = 0; i < 10000; i++) {
-		fd = open(path, O_RDONLY);
-		if (fd < 0)
-			return false;
-		len = read(fd, buf, sizeof(buf) - 1);
-		close(fd);
-		if (len <= 0)
-			return false;
-		buf[len] = '\0';
-		/* "PID (COMM) S ...": the state follows the last ')'. */
-		p = strrchr(buf, ')');
-		if (p && p[1] == ' ' && p[2] == 'S')
-			return true;
-		usleep(1000);
-	}
-	return false;
 }
 
 /*
@@ -353,7 +311,7 @@ TEST_F(ktr, classes_proc_sched_trap)
 		p[123] = 1;
 		addr = (unsigned long)p + 123;
 		/* The parent blocks in read(): the write must wake it. */
-		if (!parent_sleeps(parent))
+		if (!kmt_wait_sleeping(parent))
 			_exit(1);
 		_exit(write(pfd[1], &addr, sizeof(addr)) == sizeof(addr) ? 7 : 1);
 	}
@@ -367,8 +325,8 @@ TEST_F(ktr, classes_proc_sched_trap)
 
 	self->v.text = read_str(KTR_DIR "/trace");
 	ASSERT_NE(NULL, self->v.text);
-	l = all_lines(self->v.text, &n);
-	ASSERT_NE(NULL, l);
+	n = all_lines(self->v.text, &l);
+	ASSERT_LE(0, n);
 	TH_LOG("%d entries; parent %d, child %d, wrote %#lx", n, parent, child, addr);
 
 	snprintf(want, sizeof(want), "fork %d -> %d", parent, child);
@@ -463,8 +421,8 @@ TEST_F(ktr, class_intr)
 	after = device_irqs();
 	self->v.text = read_str(KTR_DIR "/trace");
 	ASSERT_NE(NULL, self->v.text);
-	l = all_lines(self->v.text, &n);
-	ASSERT_NE(NULL, l);
+	n = all_lines(self->v.text, &l);
+	ASSERT_LE(0, n);
 	for (i = 0; i < n; i++) {
 		int num, len = 0;
 		char name[64];
@@ -515,8 +473,8 @@ TEST_F(ktr, classes_alloc)
 	ASSERT_EQ(0, kmt_write_str(KTR_DIR "/mask", "0"));
 	self->v.text = read_str(KTR_DIR "/trace");
 	ASSERT_NE(NULL, self->v.text);
-	l = all_lines(self->v.text, &n);
-	ASSERT_NE(NULL, l);
+	n = all_lines(self->v.text, &l);
+	ASSERT_LE(0, n);
 	for (i = 0; i < n; i++) {
 		if (!strncmp(l[i], "kmalloc 100 at ", 15) &&
 		    strstr(l[i], " by kmt_st_kmalloc+"))
