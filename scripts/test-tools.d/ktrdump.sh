@@ -1000,3 +1000,169 @@ for l in F f; do
 done
 kr_verdict "letters: -F, old -f" \
 	"ktrdump: -F follows (3 entries, the account, exit 0 at SIGINT, no warning); the old -f the same, with one warning naming -F"
+
+# ---- --console: the dump on oops, from a saved console log ---------------
+
+# The kernel's lines (ktr_dump(): "%u %3lx %8llx %s", Delta-T to the line
+# below), 3 entries of 2 CPUs at most each; the times rebuilt from them
+# are 0, -0x10, -0x30, -0x60, -0x65 (a negative Delta-T on the 4th line:
+# -0x5 ... written "-      5", then the oldest 0).
+kc_dump='ktr: tracing stopped on oops; the last 3 entries of every CPU, newest first:
+ktr: C Idx Delta-T  Trace
+ktr: 1  77       10 switch 98 -> 0 prev_state 0x1
+ktr: 0 157       20 ktr selftest: crashing on request
+ktr: 1  76       30 softirq RCU done
+ktr: 0 156 -      5 kmalloc 4242 at ff11 by f+0x98/0x110
+ktr: 0 155        0 '
+kc_head='C Idx Delta-T  Trace
+= === ======== ====='
+kc_all="$kc_head
+1  77       10 switch 98 -> 0 prev_state 0x1
+0 157       20 ktr selftest: crashing on request
+1  76       30 softirq RCU done
+0 156 -      5 kmalloc 4242 at ff11 by f+0x98/0x110
+0 155        0 "
+# kc_try NAME STATUS WANT-OUT WANT-ERR-REGEX ARGS...: ktrdump ARGS exits
+# STATUS, prints exactly WANT-OUT and, on standard error, matches the
+# regex (or, if empty, prints nothing there).
+kc_try() {
+	local name=$1 want=$2 out=$3 re=$4 rc=0
+	shift 4
+	"$KR" "$@" >"$kr/$name.out" 2>"$kr/$name.err" </dev/null || rc=$?
+	[ "$rc" -eq "$want" ] || kr_why+="$name: exit $rc (want $want); "
+	[ "$(cat "$kr/$name.out")" = "$out" ] ||
+		kr_why+="$name: printed '$(head -c 400 "$kr/$name.out" | tr '\n' '|')'; "
+	if [ -z "$re" ]; then
+		[ ! -s "$kr/$name.err" ] || kr_why+="$name: standard error '$(tr '\n' '|' <"$kr/$name.err")'; "
+	elif ! grep -Eq -- "$re" "$kr/$name.err"; then
+		kr_why+="$name: no /$re/ in standard error '$(tr '\n' '|' <"$kr/$name.err")'; "
+	fi
+}
+kc_note="^ktrdump: $kr/[a-z]*\\.log: line [0-9]+: tracing stopped on oops: 5 entries of 2 CPUs \\(at most 3 each\\)\$"
+
+# The dump as printed, and behind each prefix a console log puts before
+# the kernel's text: printk's time stamp, with its caller id, dmesg -r's
+# level, a syslog line, dmesg -T; CRLF line ends; another CPU's messages
+# between the dump's lines; and the dump of an earlier boot before it
+# (the last one is decoded).
+printf '%s\n' "$kc_dump" >"$kr/plain.log"
+kc_try plain 0 "$kc_all" "$kc_note" --console "$kr/plain.log"
+for p in '[   12.345678] ' '[   12.345678][    T1] ' '<0>' \
+	'Nov 27 12:00:00 ktrhost kernel: ' '[Fri Nov 27 12:00:00 2026] ' \
+	'<0>[   12.345678][  C1] '; do
+	printf '%s\n' "$kc_dump" | sed "s/^/$p/" >"$kr/prefix.log"
+	kc_try "prefix" 0 "$kc_all" "$kc_note" --console "$kr/prefix.log"
+	[ -z "$kr_why" ] || { kr_why+="prefix '$p'; "; break; }
+done
+printf '%s\n' "$kc_dump" | sed 's/$/\r/' >"$kr/crlf.log"
+kc_try crlf 0 "$kc_all" "$kc_note" --console "$kr/crlf.log"
+{
+	echo 'ktr: tracing stopped on panic; the last 1 entries of every CPU, newest first:'
+	echo 'ktr: C Idx Delta-T  Trace'
+	echo 'ktr: 0   1        0 an earlier boot'
+	echo '[    0.000000] Linux version 6.12'
+	printf '%s\n' "$kc_dump" | sed '3a\
+[   12.3] BUG: kernel NULL pointer dereference\
+[   12.3] CPU: 1 UID: 0 PID: 97 Comm: sh ktr: not the dump
+5a\
+[   12.3] ------------[ cut here ]------------'
+	echo 'ktr: the next message ends the dump'
+	echo 'ktr: 0   9        0 not in the dump'
+} >"$kr/two.log"
+kc_try two 0 "$kc_all" "${kc_note%\$}, the last of the log's dumps\$" --console "$kr/two.log"
+# The next boot, which did not crash: its first line ends the dump, and
+# KTR's message at boot (a digit after "ktr: ") is not a garbled entry.
+{
+	printf '%s\n' "$kc_dump"
+	echo '[    0.000000] Linux version 6.12.57 (gcc) #1 SMP PREEMPT_DYNAMIC'
+	echo '[    0.512345] ktr: 262144 bytes (8192 entries) per CPU, 21 trace points, mask 0xfffffffffff0fcbf, time stamps from the cycle counter'
+} >"$kr/reboot.log"
+kc_try reboot 0 "$kc_all" "$kc_note" --console "$kr/reboot.log"
+"$KR" --console - <"$kr/two.log" >"$kr/stdin.out" 2>"$kr/stdin.err" || kr_why+="stdin: failed; "
+[ "$(cat "$kr/stdin.out")" = "$kc_all" ] || kr_why+="stdin: printed '$(tr '\n' '|' <"$kr/stdin.out")'; "
+grep -q '^ktrdump: standard input: line 5: tracing stopped on oops' "$kr/stdin.err" ||
+	kr_why+="stdin: standard error '$(tr '\n' '|' <"$kr/stdin.err")'; "
+kr_verdict "console: the dump behind any prefix" \
+	"ktrdump --console: the dump behind printk time stamps, caller ids, levels, syslog and dmesg -T prefixes, CRLF, interleaved messages; the last of two dumps, ended by the next boot, from a file or standard input"
+
+# -O: oldest first, Delta-T to the line above; -c: the CPUs asked for,
+# Delta-T between the lines shown (0 156 is 5 ns after 0 155; 0 157
+# 0x50 ns after 0 156, by the sums of the lines between).
+kc_try O 0 "$kc_head
+0 155        0 
+0 156 -      5 kmalloc 4242 at ff11 by f+0x98/0x110
+1  76       30 softirq RCU done
+0 157       20 ktr selftest: crashing on request
+1  77       10 switch 98 -> 0 prev_state 0x1" "$kc_note" -O --console "$kr/plain.log"
+kc_try c0 0 "$kc_head
+0 157       50 ktr selftest: crashing on request
+0 156 -      5 kmalloc 4242 at ff11 by f+0x98/0x110
+0 155        0 " "$kc_note" --cpu=0 --console "$kr/plain.log"
+kc_try c1O 0 "$kc_head
+1  76        0 softirq RCU done
+1  77       30 switch 98 -> 0 prev_state 0x1" "$kc_note" -c 1 -O --console="$kr/plain.log"
+kc_try c2 0 "$kc_head" "$kc_note" -c 2 --console "$kr/plain.log"
+kr_verdict "console: -O and -c" \
+	"ktrdump --console: -O oldest first and -c a CPU, Delta-T between the lines shown (rebuilt from the sums of the lines between)"
+
+# CPU numbers up to 2^32 - 1; a log with no dump; a dump's line garbled
+# (a digit after "ktr: " that is no entry) or cut, counted; more entries
+# of a CPU than the dump says: two dumps mixed; what --console refuses.
+{
+	echo 'ktr: tracing stopped on panic; the last 2 entries of every CPU, newest first:'
+	echo 'ktr: C Idx Delta-T  Trace'
+	echo 'ktr: 4294967295 3ff        1 max'
+	echo 'ktr: 8191 fffffffffffffff        2 idx'
+	echo 'ktr: 0   1        0 zero'
+} >"$kr/big.log"
+kc_try bigc 0 "$kc_head
+4294967295 3ff        3 max
+0   1        0 zero" "tracing stopped on panic: 3 entries of 3 CPUs \\(at most 2 each\\)\$" \
+	-c 0,4294967295 --console "$kr/big.log"
+kc_try bigi 0 "$kc_head
+8191 fffffffffffffff        0 idx" "tracing stopped on panic" -c 8191 --console "$kr/big.log"
+printf '[ 1.0] ktr: something else\nhello\n' >"$kr/none.log"
+kc_try none 1 "" "^ktrdump: $kr/none.log: no KTR dump \\(\"ktr: tracing stopped on \\.\\.\\.\"\\): boot with ktr.dump_on_oops=N\$" \
+	--console "$kr/none.log"
+printf '%s\n' "$kc_dump" | sed -e '4s/ 157 / 1x57 /' >"$kr/garbled.log"
+kc_try garbled 1 "$kc_head
+1  77       10 switch 98 -> 0 prev_state 0x1
+1  76       30 softirq RCU done
+0 156 -      5 kmalloc 4242 at ff11 by f+0x98/0x110
+0 155        0 " "^ktrdump: $kr/garbled.log: 1 lines of the dump not in its layout, not decoded \\(line 4 first\\)\$" \
+	--console "$kr/garbled.log"
+printf '%s\n' "$kc_dump" | sed "4a\\
+ktr: 0 156 $(printf '%05000d' 0)" >"$kr/long.log"
+kc_try long 1 "$kc_all" "1 lines of the dump not in its layout, not decoded \\(line 5 first\\)\$" \
+	--console "$kr/long.log"
+printf '%s\n' "$kc_dump" | sed 's/last 3 entries/last 2 entries/' >"$kr/mixed.log"
+kc_try mixed 1 "$kc_all" "^ktrdump: $kr/mixed.log: 1 CPUs have more than 2 entries: not one dump\$" \
+	--console "$kr/mixed.log"
+for a in "-C gen|-C cannot select" "-l|no file:line for -l" "-a|no time for -a" \
+	"-F|cannot be followed" "$kr/one|not a directory too"; do
+	# shellcheck disable=SC2086 # the option, split on purpose
+	kc_try refuse 2 "" "^ktrdump: --console: .*${a#*|}" ${a%%|*} --console "$kr/plain.log"
+done
+kr_verdict "console: bad input, refused options" \
+	"ktrdump --console: CPUs to 2^32 - 1 and Idx of 16 digits; no dump, a garbled or too long line of the dump, a CPU with more entries than the dump's N: said, exit 1; -C -l -a -F and DIR refused, exit 2"
+
+# A log of gigabytes: read a line at a time, in bounded memory. 1 GiB of
+# other messages (lines of 100 bytes and one of 64 MiB) before the dump,
+# through a pipe, under a 64 MiB address-space limit.
+kc_big() {
+	yes '[  123.456789] usb 1-1: new high-speed USB device number 2 using ehci-pci ..........' |
+		head -c $((1 << 30))
+	head -c $((64 << 20)) /dev/zero | tr '\0' 'k'
+	echo
+	printf '%s\n' "$kc_dump"
+}
+rc=0
+kc_big | (ulimit -v 65536 && exec "$KR" --console -) >"$kr/gig.out" 2>"$kr/gig.err" || rc=$?
+[ $rc -eq 0 ] || kr_why+="exit $rc: $(head -c 300 "$kr/gig.err"); "
+[ "$(cat "$kr/gig.out")" = "$kc_all" ] || kr_why+="printed '$(head -c 300 "$kr/gig.out" | tr '\n' '|')'; "
+kc_l="[  123.456789] usb 1-1: new high-speed USB device number 2 using ehci-pci .........."
+kc_l=$(((1 << 30) / (${#kc_l} + 1) + 2))
+grep -q "^ktrdump: standard input: line $kc_l: tracing stopped on oops" "$kr/gig.err" ||
+	kr_why+="standard error '$(tr '\n' '|' <"$kr/gig.err")'; "
+kr_verdict "console: a log of 1 GiB" \
+	"ktrdump --console: the dump after 1 GiB of other lines (one of 64 MiB), through a pipe, under ulimit -v 65536"

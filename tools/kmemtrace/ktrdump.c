@@ -26,6 +26,7 @@
 #include "ktrdump.h"
 #include "ktrdump_raw.h"
 #include "ktrdump_follow.h"
+#include "ktrdump_console.h"
 
 /* ---- Options -------------------------------------------------------- */
 
@@ -105,6 +106,7 @@ static int parse_options(int argc, char **argv, const char **classes)
 		{ "oldest-first", no_argument, NULL, 'O' },
 		{ "follow", no_argument, NULL, 'F' },
 		{ "interval", required_argument, NULL, 'i' },
+		{ "console", required_argument, NULL, 'K' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ }
@@ -160,6 +162,9 @@ static int parse_options(int argc, char **argv, const char **classes)
 			opt.interval_ms = ms;
 			opt.interval_set = true;
 			break;
+		case 'K':
+			opt.console = optarg;
+			break;
 		case 'h':
 			show_help(stdout);
 			flush_stdio();
@@ -181,6 +186,20 @@ static int parse_options(int argc, char **argv, const char **classes)
 			    argv[optind + 1]);
 	if (opt.interval_set && !opt.follow)
 		usage_fatal("--interval: only with --follow");
+	if (opt.console) {
+		/* What a console's dump does not hold, or is not. */
+		if (optind < argc)
+			usage_fatal("--console: a log, not a directory too ('%s')", argv[optind]);
+		if (opt.follow)
+			usage_fatal("--console: a saved log cannot be followed");
+		if (*classes)
+			usage_fatal("--console: the dump has no classes: -C cannot select");
+		if (opt.lines)
+			usage_fatal("--console: the dump has no file:line for -l");
+		if (opt.absolute)
+			usage_fatal("--console: the dump has Delta-T only, no time for -a");
+		return -1;
+	}
 	opt.dir = optind < argc ? argv[optind] : LIVE_DIR;
 	if (*classes)
 		parse_classes(*classes);
@@ -197,6 +216,12 @@ int main(int argc, char **argv)
 	ret = parse_options(argc, argv, &classes);
 	if (ret >= 0)
 		return ret;
+	if (opt.console) {
+		ret = console_dump(opt.console);
+		free(opt.cpus);
+		opt.cpus = NULL;
+		return ret;
+	}
 	if (!opt.follow) {
 		size_t size;
 		char *data = read_formats(opt.dir, &size);

@@ -120,6 +120,7 @@ static struct {
 	bool follow;
 	bool interval_set;
 	unsigned int interval_ms;
+	const char *console;	/* --console's log, or NULL */
 } opt = { .class_mask = ~0ULL, .interval_ms = 200 };
 
 #define err_msg(...)	kmt_warn(prog, __VA_ARGS__)
@@ -182,6 +183,10 @@ static const char help_text[] =
 	"                         standard error the slots overwritten before a\n"
 	"                         read and the entries the kernel dropped meanwhile\n"
 	"  -i, --interval=MS      how often --follow reads (1 to 3600000, default 200)\n"
+	"      --console=LOG      decode instead the dump ktr.dump_on_oops printed on\n"
+	"                         a panic or an oops, the last one in LOG, a saved\n"
+	"                         console log or dmesg (- for standard input); with\n"
+	"                         -c and -O (Delta-T then between the lines shown)\n"
 	"  -h, --help             show this help and exit\n"
 	"  -V, --version          show the version and the formats read, and exit\n"
 	"\n"
@@ -198,11 +203,13 @@ static const char help_text[] =
 
 static void show_help(FILE *f)
 {
-	fprintf(f, "Usage: %s [OPTION]... [DIR]\n", prog);
+	fprintf(f, "Usage: %s [OPTION]... [DIR]\n   or: %s [-c LIST] [-O] --console=LOG\n",
+		prog, prog);
 	fputs(help_text, f);
 	fprintf(f, KMT_EXIT_HELP,
 		"--follow: slots overwritten\nbefore a read, entries dropped, "
-		"or a CPU's file unreadable at the last read");
+		"or a CPU's file unreadable at the last read;\n"
+		"--console: no dump in the log, or lines of it not in its layout");
 }
 
 /* The message and the help on standard error, exit 2. */

@@ -5,7 +5,8 @@
  * file, the raw cpu<N> files and the strings of their entries), the
  * checks and printing of the formats' conversions, the merge of the
  * CPUs, --follow's single read and its account of the slots it lacks,
- * and the -m and -c arguments, on arbitrary bytes.
+ * --console's reader of a dump in a console log, and the -m and -c
+ * arguments, on arbitrary bytes.
  *
  *   clang -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE \
  *	-I tools/include -isystem usr/include -o fuzz_ktrdump fuzz_ktrdump.c
@@ -14,7 +15,8 @@
  *
  * Input: one flags byte (bit 0: -a; bit 1: -l; bit 2: -O; bit 3: -F,
  * which reads once, as when a stop signal came at once; bit 4: two CPU
- * files; either may be of either byte order),
+ * files; either may be of either byte order; bit 5: --console of cpu0's
+ * bytes as a console log, without -a, -l, -F, -C and the directory),
  * two bytes of length (little endian) and the formats file, two bytes
  * of length and the classes file (none if 0), one byte of length and
  * the argument of -C (not given if 0), one byte of length and that of
@@ -237,7 +239,7 @@ static void reset(bool exited)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static char classes[256], cpus[256];
+	static char classes[256], cpus[256], console[sizeof(fuzz_dir) + 16];
 	struct sigaction intr, term, epipe;
 	const uint8_t *p;
 	char *argv[12];
@@ -254,6 +256,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	p = fuzz_take(&data, &size, 2, &len);
 	fuzz_put_file("classes", len ? p : NULL, len);
 	argv[argc++] = "ktrdump";
+	/* What --console refuses is not given with it. */
+	if (flags & 32)
+		flags &= ~(1 | 2 | 8);
 	if (flags & 1)
 		argv[argc++] = "-a";
 	if (flags & 2)
@@ -263,7 +268,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (flags & 8)
 		argv[argc++] = "-F";
 	p = fuzz_take(&data, &size, 1, &len);
-	if (len) {
+	if (len && !(flags & 32)) {
 		arg(classes, p, len);
 		argv[argc++] = "-C";
 		argv[argc++] = classes;
@@ -274,7 +279,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		argv[argc++] = "-c";
 		argv[argc++] = cpus;
 	}
-	argv[argc++] = fuzz_dir;
+	if (flags & 32) {
+		snprintf(console, sizeof(console), "--console=%s/cpu0", fuzz_dir);
+		argv[argc++] = console;
+	} else {
+		argv[argc++] = fuzz_dir;
+	}
 	argv[argc] = NULL;
 	if (flags & 16) {
 		p = fuzz_take(&data, &size, 2, &len0);
