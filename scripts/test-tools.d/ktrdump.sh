@@ -1126,14 +1126,42 @@ kc_try none 1 "" "^ktrdump: $kr/none.log: no KTR dump \\(\"ktr: tracing stopped 
 	--console "$kr/none.log"
 printf '%s\n' "$kc_dump" | sed -e '4s/ 157 / 1x57 /' >"$kr/garbled.log"
 kc_try garbled 1 "$kc_head
-1  77       10 switch 98 -> 0 prev_state 0x1
+1  77        ? switch 98 -> 0 prev_state 0x1
 1  76       30 softirq RCU done
 0 156 -      5 kmalloc 4242 at ff11 by f+0x98/0x110
-0 155        0 " "^ktrdump: $kr/garbled.log: 1 lines of the dump not in its layout, not decoded \\(line 4 first\\)\$" \
+0 155        0 " "^ktrdump: $kr/garbled.log: 1 lines of the dump not in its layout, not decoded \\(line 4 first\\); Delta-T across them is \\?\$" \
 	--console "$kr/garbled.log"
+# Oldest first, CPU 0 alone: 0 156's Delta-T to 0 155 is known, 0 157's
+# (lost) is not printed, 1 77's to 1 76 crosses the lost line: ?.
+kc_try garbledO 1 "$kc_head
+1  76        0 softirq RCU done
+1  77        ? switch 98 -> 0 prev_state 0x1" "not in its layout" -O -c 1 --console "$kr/garbled.log"
+# printk lost messages within the dump: the same, said so.
+printf '%s\n' "$kc_dump" | sed '5a\
+[   12.3] ** 3 printk messages dropped **' >"$kr/dropped.log"
+kc_try dropped 1 "$kc_head
+1  77       10 switch 98 -> 0 prev_state 0x1
+0 157       20 ktr selftest: crashing on request
+1  76        ? softirq RCU done
+0 156 -      5 kmalloc 4242 at ff11 by f+0x98/0x110
+0 155        0 " "^ktrdump: $kr/dropped.log: printk dropped messages 1 times within the dump; Delta-T across them is \\?\$" \
+	--console "$kr/dropped.log"
+# NULs (a serial line's noise) within and between lines are dropped,
+# and take no line with them; /dev/kmsg's "6,123,456,-;" prefix.
+printf '%s\n' "$kc_dump" | sed -e '1s/^/noise\x00x\n/' -e '4s/^ktr: 0 1/ktr: 0 \x001/' >"$kr/nul.log"
+kc_try nul 0 "$kc_all" "$kc_note" --console "$kr/nul.log"
+printf '%s\n' "$kc_dump" | sed 's/^/6,123,456,-;/' >"$kr/kmsg.log"
+kc_try kmsg 0 "$kc_all" "$kc_note" --console "$kr/kmsg.log"
+printf '%s\n' "$kc_dump" | sed 's/^/kern  :emerg : /' >"$kr/dmesgx.log"
+kc_try dmesgx 0 "$kc_all" "$kc_note" --console "$kr/dmesgx.log"
 printf '%s\n' "$kc_dump" | sed "4a\\
 ktr: 0 156 $(printf '%05000d' 0)" >"$kr/long.log"
-kc_try long 1 "$kc_all" "1 lines of the dump not in its layout, not decoded \\(line 5 first\\)\$" \
+kc_try long 1 "$kc_head
+1  77       10 switch 98 -> 0 prev_state 0x1
+0 157        ? ktr selftest: crashing on request
+1  76       30 softirq RCU done
+0 156 -      5 kmalloc 4242 at ff11 by f+0x98/0x110
+0 155        0 " "1 lines of the dump not in its layout, not decoded \\(line 5 first\\); Delta-T across them is \\?\$" \
 	--console "$kr/long.log"
 printf '%s\n' "$kc_dump" | sed 's/last 3 entries/last 2 entries/' >"$kr/mixed.log"
 kc_try mixed 1 "$kc_all" "^ktrdump: $kr/mixed.log: 1 CPUs have more than 2 entries: not one dump\$" \
@@ -1144,7 +1172,7 @@ for a in "-C gen|-C cannot select" "-l|no file:line for -l" "-a|no time for -a" 
 	kc_try refuse 2 "" "^ktrdump: --console: .*${a#*|}" ${a%%|*} --console "$kr/plain.log"
 done
 kr_verdict "console: bad input, refused options" \
-	"ktrdump --console: CPUs to 2^32 - 1 and Idx of 16 digits; no dump, a garbled or too long line of the dump, a CPU with more entries than the dump's N: said, exit 1; -C -l -a -F and DIR refused, exit 2"
+	"ktrdump --console: CPUs to 2^32 - 1 and Idx of 16 digits; no dump, a garbled or too long line of the dump or printk's dropped messages in it (Delta-T across them ?), a CPU with more entries than the dump's N: said, exit 1; NULs dropped; /dev/kmsg and dmesg -x prefixes; -C -l -a -F and DIR refused, exit 2"
 
 # A log of gigabytes: read a line at a time, in bounded memory. 1 GiB of
 # other messages (lines of 100 bytes and one of 64 MiB) before the dump,

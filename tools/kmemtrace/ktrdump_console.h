@@ -17,15 +17,19 @@
  * skipped. The last dump of the log is decoded (a log may hold several
  * boots); it ends at the first other "ktr: " line, at the next boot's
  * "Linux version" or at the end of the log. A line of the dump that is
- * not in its layout is counted and said, never dropped silently.
+ * not in its layout, and printk's "messages dropped" within the dump,
+ * are counted and said, never passed over silently; NULs, a serial
+ * line's noise, are dropped.
  *
  * The time of each entry is rebuilt from the sum of the Delta-Ts above
  * it, so that --cpu and --oldest-first print what they print from the
- * raw files: the Delta-T between the entries shown. The console has no
+ * raw files: the Delta-T between the entries shown. Across a lost line
+ * that sum is unknown, and Delta-T is printed as "?". The console has no
  * class, no file:line and no absolute time: -C, -l and -a are refused.
  *
  * Memory is one line of at most CON_LINE_MAX bytes (a longer one is not
- * the kernel's) and, for the dump being read, its entries' text.
+ * the kernel's) and the entries of the dump being read: as much as the
+ * dump's text, whatever the size of the log around it.
  */
 #ifndef KMT_KTRDUMP_CONSOLE_H
 #define KMT_KTRDUMP_CONSOLE_H
@@ -44,6 +48,7 @@
 struct con_ent {
 	uint64_t t;		/* rebuilt: 0 for the newest, below it less */
 	uint64_t delta;		/* as printed, to the line below */
+	unsigned long seg;	/* lines lost above it: times compare within one */
 	uint32_t cpu;
 	uint64_t idx;
 	char *text;
@@ -56,6 +61,8 @@ struct con_dump {
 	unsigned long long line;	/* of its "tracing stopped" line */
 	unsigned long long bad_line;	/* the first line not in the layout */
 	unsigned long long nbad;
+	unsigned long long ndropped;	/* printk's "messages dropped" lines in it */
+	unsigned long seg;		/* gaps so far: lines lost */
 	unsigned long per_cpu;		/* N of its first line */
 	char why[64];
 	bool header, open;
@@ -69,6 +76,8 @@ static void con_reset(struct con_dump *d)
 		free(d->ents[i].text);
 	d->n = 0;
 	d->nbad = 0;
+	d->ndropped = 0;
+	d->seg = 0;
 	d->bad_line = 0;
 	d->header = false;
 	d->open = false;
@@ -77,8 +86,9 @@ static void con_reset(struct con_dump *d)
 /*
  * Where "ktr: " starts the kernel's message in @s, or NULL: at the
  * start, or after a prefix of the kernel's or a log's: one that ends in
- * ']' (printk's time and caller, dmesg -T), '>' (a level), "kernel: "
- * (syslog, journalctl) or " : " (dmesg -x), a blank after it or not. A
+ * ']' (printk's time and caller, dmesg -T), '>' (a level), ';'
+ * (/dev/kmsg's record header), "kernel: " (syslog, journalctl) or " : "
+ * (dmesg -x), a blank after it or not. A
  * "ktr: " within another message ("Comm: ktr: ...") is not the dump's.
  */
 static const char *con_message(const char *s)
@@ -89,7 +99,7 @@ static const char *con_message(const char *s)
 		e = p;
 		if (e > s && e[-1] == ' ' && e - 1 > s && (e[-2] == ']' || e[-2] == '>'))
 			e--;
-		if (e == s || e[-1] == ']' || e[-1] == '>' ||
+		if (e == s || e[-1] == ']' || e[-1] == '>' || e[-1] == ';' ||
 		    (e - s >= 8 && !strncmp(e - 8, "kernel: ", 8)) ||
 		    (e - s >= 3 && !strncmp(e - 3, " : ", 3)))
 			return p + strlen(CON_PREFIX);
@@ -173,6 +183,19 @@ static bool con_parse_stopped(const char *s, struct con_dump *d)
 	return true;
 }
 
+/*
+ * A line of the dump lost (not in its layout, or too long): counted, and
+ * the time between the entries either side of it is unknown.
+ */
+static void con_bad_line(struct con_dump *d, unsigned long long lineno)
+{
+	if (!d->open || !d->header)
+		return;
+	if (!d->nbad++)
+		d->bad_line = lineno;
+	d->seg++;
+}
+
 /* One line of the log, its end of line removed. */
 static void con_line(struct con_dump *d, const char *s, unsigned long long lineno,
 		     unsigned long long *ndumps)
@@ -183,6 +206,12 @@ static void con_line(struct con_dump *d, const char *s, unsigned long long linen
 	/* The first line of a boot ends the dump of the boot before. */
 	if (strstr(s, "Linux version ")) {
 		d->open = false;
+		return;
+	}
+	/* printk lost messages here, maybe lines of the dump. */
+	if (d->open && d->header && strstr(s, " printk messages dropped **")) {
+		d->ndropped++;
+		d->seg++;
 		return;
 	}
 	s = con_message(s);
@@ -209,14 +238,14 @@ static void con_line(struct con_dump *d, const char *s, unsigned long long linen
 			d->open = false;
 			return;
 		}
-		if (!d->nbad++)
-			d->bad_line = lineno;
+		con_bad_line(d, lineno);
 		return;
 	}
 	if (d->n == d->cap) {
 		d->cap = d->cap ? 2 * d->cap : 64;
 		d->ents = xrealloc(d->ents, d->cap, sizeof(*d->ents));
 	}
+	e.seg = d->seg;
 	e.text = strdup(text);
 	if (!e.text)
 		io_fatal("out of memory (a line of %zu bytes)", strlen(text));
@@ -231,7 +260,7 @@ static unsigned long long con_read(const char *path, struct con_dump *d)
 {
 	unsigned long long lineno = 0, ndumps = 0;
 	static char buf[CON_LINE_MAX];
-	bool stdin_ = !strcmp(path, "-"), longline = false;
+	bool stdin_ = !strcmp(path, "-");
 	FILE *f;
 
 	if (!stdin_ && kmt_same_fd_file(STDOUT_FILENO, path))
@@ -243,33 +272,45 @@ static unsigned long long con_read(const char *path, struct con_dump *d)
 	if (!f)
 		io_fatal("%s: %s", path, strerror(errno));
 	for (;;) {
-		size_t len;
+		bool too_long = false;
+		size_t len = 0;
+		int c;
 
-		errno = 0;
-		if (!fgets(buf, sizeof(buf), f)) {
-			/* A first stop signal interrupts a read from a pipe: read on. */
-			if (ferror(f) && errno == EINTR) {
+		/*
+		 * A byte at a time: a NUL (a serial line's noise) is dropped,
+		 * not taken for the line's end, and what is beyond the kernel's
+		 * longest line is counted, not kept.
+		 */
+		for (;;) {
+			errno = 0;
+			c = getc_unlocked(f);
+			if (c == EOF && ferror(f) && errno == EINTR) {
+				/* A first stop signal interrupts a read from a pipe: read on. */
 				clearerr(f);
 				continue;
 			}
+			if (c == EOF || c == '\n')
+				break;
+			if (!c)
+				continue;
+			if (len < sizeof(buf) - 1)
+				buf[len++] = c;
+			else
+				too_long = true;
+		}
+		if (c == EOF && (ferror(f) || (!len && !too_long)))
 			break;
-		}
-		len = strlen(buf);
-		/* The rest of a line longer than the kernel's: passed over. */
-		if (longline) {
-			longline = len && buf[len - 1] != '\n';
-			continue;
-		}
 		lineno++;
-		if (len && buf[len - 1] != '\n' && !feof(f)) {
-			longline = true;
-			if (d->open && d->header && !d->nbad++)
-				d->bad_line = lineno;
-			continue;
+		if (too_long) {
+			con_bad_line(d, lineno);
+		} else {
+			while (len && buf[len - 1] == '\r')
+				len--;
+			buf[len] = '\0';
+			con_line(d, buf, lineno, &ndumps);
 		}
-		while (len && (buf[len - 1] == '\n' || buf[len - 1] == '\r'))
-			buf[--len] = '\0';
-		con_line(d, buf, lineno, &ndumps);
+		if (c == EOF)
+			break;
 	}
 	if (ferror(f))
 		io_fatal("%s: %s", path, strerror(errno ?: EIO));
@@ -307,9 +348,13 @@ static int console_dump(const char *path)
 			CON_PREFIX, CON_STOPPED);
 		return KMT_EXIT_DATA;
 	}
-	/* The times: the newest 0, each line Delta-T after the one below. */
+	/*
+	 * The times: the newest 0, each line Delta-T after the one below, in
+	 * each run of lines without a gap (a lost line's Delta-T is lost).
+	 */
 	for (i = 1; i < d.n; i++)
-		d.ents[i].t = d.ents[i - 1].t - d.ents[i - 1].delta;
+		d.ents[i].t = d.ents[i].seg != d.ents[i - 1].seg ? 0 :
+			      d.ents[i - 1].t - d.ents[i - 1].delta;
 	/* CPUs and entries per CPU: at most N each, or two dumps are mixed. */
 	cpus = xmalloc(d.n * sizeof(*cpus));
 	for (i = 0; i < d.n; i++)
@@ -337,17 +382,26 @@ static int console_dump(const char *path)
 		int64_t dt = k + 1 < n ? (int64_t)(e->t - show[k + 1]->t) : 0;
 
 		l.len = 0;
-		lprintf(&l, "%" PRIu32 " %3" PRIx64 " %s%*llx %s\n", e->cpu, e->idx,
-			dt < 0 ? "-" : "", dt < 0 ? 7 : 8,
-			dt < 0 ? -(unsigned long long)dt : (unsigned long long)dt, e->text);
+		lprintf(&l, "%" PRIu32 " %3" PRIx64 " ", e->cpu, e->idx);
+		if (k + 1 < n && show[k + 1]->seg != e->seg)
+			lprintf(&l, "%8s ", "?");
+		else
+			lprintf(&l, "%s%*llx ", dt < 0 ? "-" : "", dt < 0 ? 7 : 8,
+				dt < 0 ? -(unsigned long long)dt : (unsigned long long)dt);
+		lprintf(&l, "%s\n", e->text);
 		out_put(l.buf, l.len);
 	}
 	out_flush();
 	if (i < n)
 		err_msg("stopped by a signal: %zu of %zu entries printed", i, n);
 	if (d.nbad) {
-		err_msg("%s: %llu lines of the dump not in its layout, not decoded (line %llu first)",
+		err_msg("%s: %llu lines of the dump not in its layout, not decoded (line %llu first); Delta-T across them is ?",
 			name, d.nbad, d.bad_line);
+		ret = KMT_EXIT_DATA;
+	}
+	if (d.ndropped) {
+		err_msg("%s: printk dropped messages %llu times within the dump; Delta-T across them is ?",
+			name, d.ndropped);
 		ret = KMT_EXIT_DATA;
 	}
 	if (over) {
