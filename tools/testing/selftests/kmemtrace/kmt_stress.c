@@ -291,6 +291,8 @@ FIXTURE_SETUP(stress)
 	KMT_REQUIRE(ALLOC_TRIGGER, "CONFIG_KMEMTRACE_ALLOC_SELFTEST");
 	ASSERT_TRUE(!!kmt_read_text(KMT_DIR "/enable", self->enable, sizeof(self->enable)));
 	ASSERT_TRUE(!!kmt_read_text(KMT_DIR "/mask", self->mask, sizeof(self->mask)));
+	/* Every allocator, whatever a test that stopped half-way left. */
+	ASSERT_EQ(0, kmt_write_str(KMT_DIR "/mask", KMT_MASK_ALL));
 	snprintf(self->dir, sizeof(self->dir), "/tmp/kmt_stress.XXXXXX");
 	ASSERT_TRUE(!!mkdtemp(self->dir));
 	/* Nothing of an earlier test is open. */
