@@ -198,7 +198,7 @@ static const char help_text[] =
 	"--follow reads once more, prints and ends; a dump stops printing, says how\n"
 	"far it got, and exits 0. A second one ends ktrdump at once.\n"
 	"--follow reads a cpu<N> or formats file that is missing or cut short (being\n"
-	"copied) again at the next read; 10 such reads in a row end it.\n"
+	"copied) again at the next read; 2 s of such reads (3 at least) end it.\n"
 	"\n";
 
 static void show_help(FILE *f)

@@ -22,6 +22,15 @@ struct hole {
 	bool old;		/* found by an earlier read than the last one */
 };
 
+/*
+ * How long something --follow reads has been missing or cut short: since
+ * the first of @reads reads in a row that found it so.
+ */
+struct follow_bad {
+	unsigned int reads;
+	struct timespec since;
+};
+
 /* What --follow knows of one CPU. */
 struct follow_cpu {
 	uint32_t cpu;
@@ -36,7 +45,7 @@ struct follow_cpu {
 	uint64_t last_pos, last_ts;
 	unsigned int last_fmt;
 	/* Reads in a row that found the file missing or cut short. */
-	unsigned int bad_reads;
+	struct follow_bad bad;
 	bool read_now, cut_short, not_of_table;
 };
 
@@ -45,19 +54,49 @@ struct follow {
 	size_t n, cap;
 	uint64_t printed, missed, dropped;
 	size_t unread;			/* CPUs not read at the last read */
-	unsigned int empty_reads;	/* in a row, of a directory without cpu files */
-	unsigned int formats_bad;	/* in a row, of a formats file cut short */
-	unsigned int classes_due;	/* reads since --classes names are read again */
+	struct follow_bad empty;	/* a directory without cpu files */
+	struct follow_bad formats_bad;	/* a formats file cut short */
+	bool classes_due;		/* --classes names to read again */
+	struct follow_bad classes_gone;	/* their classes file missing meanwhile */
 	char *formats;			/* the formats file the table is of */
 	size_t formats_size;
 };
 
 /*
- * Reads in a row after which a cpu<N> file (or the formats file) that is
- * missing or cut short ends --follow: a capture being copied over the
- * directory is whole again long before.
+ * A cpu<N> file (or the formats file) missing or cut short at every read
+ * for FOLLOW_BAD_MS, and at FOLLOW_BAD_READS reads at least, ends
+ * --follow: a capture being copied over the directory is whole again
+ * long before, whatever the interval between reads. A time, not a number
+ * of reads: at -i 2 ten reads are a writer descheduled for 20 ms.
  */
-#define FOLLOW_BAD_READS	10
+#define FOLLOW_BAD_MS		2000
+#define FOLLOW_BAD_READS	3
+
+/* Counts a read that found it bad; true once that has lasted too long. */
+static bool follow_bad(struct follow_bad *b)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (!b->reads++)
+		b->since = now;
+	return b->reads >= FOLLOW_BAD_READS &&
+	       (now.tv_sec - b->since.tv_sec) * 1000 +
+	       (now.tv_nsec - b->since.tv_nsec) / 1000000 >= FOLLOW_BAD_MS;
+}
+
+/* "for 2.0 s, 11 reads in a row": how long it has been bad. */
+static const char *follow_bad_for(const struct follow_bad *b)
+{
+	static char buf[64];
+	struct timespec now;
+	double s;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	s = (double)(now.tv_sec - b->since.tv_sec) + (now.tv_nsec - b->since.tv_nsec) / 1e9;
+	snprintf(buf, sizeof(buf), "for %.1f s, %u reads in a row", s, b->reads);
+	return buf;
+}
 
 static struct follow *follow_state;
 
@@ -193,7 +232,7 @@ static void follow_unreadable(uint32_t cpu, bool missing)
 
 /*
  * Ends --follow if a CPU read before has been missing or cut short for
- * FOLLOW_BAD_READS reads in a row; else counts this read's.
+ * too long (follow_bad()); else counts this read's.
  */
 static void follow_check_bad(struct follow *fs)
 {
@@ -203,20 +242,20 @@ static void follow_check_bad(struct follow *fs)
 		struct follow_cpu *fc = &fs->cpus[j];
 
 		if (fc->read_now) {
-			fc->bad_reads = 0;
+			fc->bad.reads = 0;
 			fc->read_now = false;
 			continue;
 		}
-		if (++fc->bad_reads < FOLLOW_BAD_READS)
+		if (!follow_bad(&fc->bad))
 			continue;
 		if (fc->not_of_table)
-			corrupt("%s/cpu%" PRIu32 ": %s at %u reads in a row", opt.dir, fc->cpu,
-				"entries of formats not in the formats file", FOLLOW_BAD_READS);
+			corrupt("%s/cpu%" PRIu32 ": %s %s", opt.dir, fc->cpu,
+				"entries of formats not in the formats file", follow_bad_for(&fc->bad));
 		if (fc->cut_short)
-			corrupt("%s/cpu%" PRIu32 ": cut short (%s) at %u reads in a row",
-				opt.dir, fc->cpu, "a truncated header or entry", FOLLOW_BAD_READS);
-		io_fatal("%s/cpu%" PRIu32 ": %s at %u reads in a row", opt.dir, fc->cpu,
-			 strerror(ENOENT), FOLLOW_BAD_READS);
+			corrupt("%s/cpu%" PRIu32 ": cut short (%s) %s", opt.dir, fc->cpu,
+				"a truncated header or entry", follow_bad_for(&fc->bad));
+		io_fatal("%s/cpu%" PRIu32 ": %s %s", opt.dir, fc->cpu, strerror(ENOENT),
+			 follow_bad_for(&fc->bad));
 	}
 }
 
@@ -342,8 +381,8 @@ static void follow_sleep(void)
  * --follow: the format table (and the class names of --classes) read anew
  * when the formats file changed: another boot's capture copied over the
  * directory, whose entries are decoded with its own table. A formats
- * file cut short (being copied) keeps the table before, for
- * FOLLOW_BAD_READS reads at most.
+ * file cut short (being copied) keeps the table before, as long as
+ * follow_bad() allows.
  */
 static void follow_formats(struct follow *fs, const char *classes)
 {
@@ -354,13 +393,13 @@ static void follow_formats(struct follow *fs, const char *classes)
 	free(path);
 	if (data && fs->formats && size == fs->formats_size && !memcmp(data, fs->formats, size)) {
 		free(data);
-		fs->formats_bad = 0;
+		fs->formats_bad.reads = 0;
 	} else if (fs->formats && (!data || !size || data[size - 1] != '\n') &&
-		   ++fs->formats_bad < FOLLOW_BAD_READS) {
+		   !follow_bad(&fs->formats_bad)) {
 		/* Kept: the table before. At the first read there is none to keep. */
 		free(data);
 	} else {
-		fs->formats_bad = 0;
+		fs->formats_bad.reads = 0;
 		if (!data)
 			data = read_formats(opt.dir, &size);	/* says why, exits 2 */
 		free(fs->formats);
@@ -368,20 +407,21 @@ static void follow_formats(struct follow *fs, const char *classes)
 		memcpy(fs->formats, data, size);
 		fs->formats_size = size;
 		load_formats(opt.dir, data, size);
-		if (classes && !kmt_classes_numeric(classes))
-			fs->classes_due = 1;
+		if (classes && !kmt_classes_numeric(classes)) {
+			fs->classes_due = true;
+			fs->classes_gone.reads = 0;
+		}
 	}
 	/*
 	 * The names of --classes in the classes file of the new table, once it
 	 * is there (a copy may not have made it yet): those of the table
-	 * before until then, FOLLOW_BAD_READS reads at most.
+	 * before until then, as long as follow_bad() allows.
 	 */
 	if (fs->classes_due) {
 		path = path_of(opt.dir, "classes");
-		if (!access(path, F_OK) || errno != ENOENT ||
-		    ++fs->classes_due > FOLLOW_BAD_READS) {
+		if (!access(path, F_OK) || errno != ENOENT || follow_bad(&fs->classes_gone)) {
 			parse_classes(classes);
-			fs->classes_due = 0;
+			fs->classes_due = false;
 		}
 		free(path);
 	}
@@ -406,10 +446,12 @@ static int follow(const char *classes)
 
 		follow_formats(&fs, classes);
 		cpus = load_cpus(opt.dir, &ncpus, follow_unreadable);
-		fs.empty_reads = ncpus ? 0 : fs.empty_reads + 1;
-		if (fs.empty_reads >= FOLLOW_BAD_READS)
-			io_fatal("%s: no cpu<N> raw files%s at %u reads in a row", opt.dir,
-				 opt.cpu_filter ? " for the CPUs asked for" : "", FOLLOW_BAD_READS);
+		if (ncpus)
+			fs.empty.reads = 0;
+		else if (follow_bad(&fs.empty))
+			io_fatal("%s: no cpu<N> raw files%s %s", opt.dir,
+				 opt.cpu_filter ? " for the CPUs asked for" : "",
+				 follow_bad_for(&fs.empty));
 
 		for (j = 0; j < ncpus; j++)
 			follow_read(&fs, &cpus[j]);
@@ -434,7 +476,7 @@ static int follow(const char *classes)
 	for (j = 0; j < fs.n; j++) {
 		follow_report(&fs, &fs.cpus[j], true);
 		/* Its newest entries, if any, were not read: said, counted. */
-		if (fs.cpus[j].bad_reads) {
+		if (fs.cpus[j].bad.reads) {
 			err_msg("cpu%" PRIu32 ": %s at the last read: %s", fs.cpus[j].cpu,
 				fs.cpus[j].cut_short ? "cut short" : "missing",
 				"entries written since the read before not printed");
