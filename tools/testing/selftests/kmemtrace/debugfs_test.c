@@ -759,9 +759,11 @@ static bool one_of(const char *s, char (*set)[32], int n)
  * them wrote, and once both are done each file shows one of the two
  * last values written to it, by the writers, not by the test: enable
  * 0 (both ended with it), the mask and the KTR mask of the writer whose
- * last write came last.
+ * last write came last. Each KTR mask write patches static keys and
+ * (un)registers probes, which takes seconds under KASAN and lockdep in
+ * an emulated guest: more time than the harness's default 30 s.
  */
-TEST_F(bad_input, two_writers)
+TEST_F_TIMEOUT(bad_input, two_writers, 180)
 {
 	int status[2], i, reads = 0, done = 0;
 	char buf[32], masks[4][32], ktr[3][32];
