@@ -250,7 +250,8 @@ static void follow_check_bad(struct follow *fs)
 			continue;
 		if (fc->not_of_table)
 			corrupt("%s/cpu%" PRIu32 ": %s %s", opt.dir, fc->cpu,
-				"entries of formats not in the formats file", follow_bad_for(&fc->bad));
+				"entries of formats not in the formats file",
+				follow_bad_for(&fc->bad));
 		if (fc->cut_short)
 			corrupt("%s/cpu%" PRIu32 ": cut short (%s) %s", opt.dir, fc->cpu,
 				"a truncated header or entry", follow_bad_for(&fc->bad));
