@@ -301,7 +301,17 @@ static void open_pidfile(struct kmonlog *k)
 
 static void open_device(struct kmonlog *k)
 {
-	k->dev = open(k->dev_path, O_RDONLY | O_CLOEXEC);
+	/*
+	 * Writable, for the control page's data_tail (map_device()); a
+	 * device the user may only read is read with read().
+	 */
+	k->dev = -1;
+	if (!k->use_read)
+		k->dev = open(k->dev_path, O_RDWR | O_CLOEXEC);
+	if (k->dev < 0 && (k->use_read || errno == EACCES || errno == EROFS)) {
+		k->use_read = true;
+		k->dev = open(k->dev_path, O_RDONLY | O_CLOEXEC);
+	}
 	if (k->dev < 0)
 		fatal("%s: %s%s", k->dev_path, strerror(errno),
 		      errno == EPERM || errno == EACCES ?
@@ -326,6 +336,35 @@ static void setup_device(struct kmonlog *k)
 		fatal("%s: classes %#llx: %s%s", k->dev_path, (unsigned long long)k->classes,
 		      strerror(errno),
 		      errno == EINVAL ? " (not all are in this kernel: CONFIG_KMON_CLASSES)" : "");
+}
+
+/*
+ * The device's control page, and its buffer mapped twice in a row so
+ * that every record is contiguous (Documentation/trace/kmon.rst,
+ * "Reading in place"): the records are then scanned and written out
+ * where the kernel put them, not copied out first. read() instead with
+ * --read, for a buffer that is not a whole number of pages, and on a
+ * kernel whose /dev/kmon cannot be mapped (ENODEV).
+ */
+static void map_device(struct kmonlog *k)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	void *c, *d;
+
+	/* The report's CPU line says which. */
+	if (k->use_read || k->bufsize % page)
+		return;
+	c = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_SHARED, k->dev, KMON_MMAP_CTRL);
+	if (c == MAP_FAILED) {
+		if (errno == ENODEV)
+			return;
+		fatal("%s: mmap of the control page: %s", k->dev_path, strerror(errno));
+	}
+	d = mmap(NULL, 2 * k->bufsize, PROT_READ, MAP_SHARED, k->dev, KMON_MMAP_DATA);
+	if (d == MAP_FAILED)
+		fatal("%s: mmap of the buffer: %s", k->dev_path, strerror(errno));
+	k->ctrl = c;
+	k->data = d;
 }
 
 /* ---- The capture ---------------------------------------------------- */
@@ -432,6 +471,48 @@ static bool read_records(struct kmonlog *k)
 	return true;
 }
 
+/* What a mapped reader writes before it gives the space back. */
+#define MAP_CHUNK	(256 << 10)
+
+/*
+ * What the mapping holds, scanned and written out in place up to -m's
+ * limit, the space given back to the device (data_tail) a chunk at a
+ * time as it is written: false when it held nothing.
+ */
+static bool take_mapped(struct kmonlog *k)
+{
+	uint64_t tail = k->ctrl->data_tail;
+	/* Acquire: the records below the head are there (kmon.rst). */
+	uint64_t head = __atomic_load_n(&k->ctrl->data_head, __ATOMIC_ACQUIRE);
+	const unsigned char *p = k->data + tail % k->bufsize;
+	size_t len = head - tail, keep, off;
+
+	if (!len)
+		return false;
+	if (len > (uint64_t)k->bufsize)
+		kmt_die(prog, KMT_EXIT_CORRUPT, "%s: %zu bytes buffered in a buffer of %ld",
+			k->dev_path, len, k->bufsize);
+	keep = scan(k, p, len);
+	for (off = 0; off < keep; off += MAP_CHUNK) {
+		size_t n = keep - off < MAP_CHUNK ? keep - off : MAP_CHUNK;
+
+		write_all(k->out, p + off, n, k->out_name);
+		/* Release: done with these bytes before the device reuses them. */
+		__atomic_store_n(&k->ctrl->data_tail, tail + off + n, __ATOMIC_RELEASE);
+	}
+	__atomic_store_n(&k->ctrl->data_tail, head, __ATOMIC_RELEASE);
+	k->written += keep;
+	if (k->bmax && k->written >= k->bmax)
+		k->limit_hit = true;
+	return true;
+}
+
+/* One batch of records, through the mapping or read(): false if none. */
+static bool take_records(struct kmonlog *k)
+{
+	return k->ctrl ? take_mapped(k) : read_records(k);
+}
+
 /*
  * Starts the instance, reads until it is time to stop, stops it (what
  * is logged until then comes to the buffer) and reads until the device
@@ -444,20 +525,26 @@ static void capture(struct kmonlog *k)
 	sigemptyset(&stopsigs);
 	sigaddset(&stopsigs, SIGINT);
 	sigaddset(&stopsigs, SIGTERM);
-	k->buf = malloc(READ_SIZE);
-	if (!k->buf)
-		fatal("out of memory");
+	if (!k->ctrl) {
+		k->buf = malloc(READ_SIZE);
+		if (!k->buf)
+			fatal("out of memory");
+	}
 	if (ioctl(k->dev, KMON_START))
 		fatal("%s: start: %s", k->dev_path, strerror(errno));
 	k->t0 = now_ms();
 	if (k->ms)
 		k->deadline = k->ms > UINT64_MAX - k->t0 ? UINT64_MAX : k->t0 + k->ms;
-	while (wait_for_records(k, &stopsigs) && read_records(k))
+	/*
+	 * read() returns 0 once a stopped instance is drained, which ends
+	 * the loop; a mapping has no such end, POLLHUP ends the wait.
+	 */
+	while (wait_for_records(k, &stopsigs) && (take_records(k) || k->ctrl))
 		;
 	/* EALREADY: already stopped (POLLHUP); the rest is read all the same. */
 	if (ioctl(k->dev, KMON_STOP) && errno != EALREADY)
 		fatal("%s: stop: %s", k->dev_path, strerror(errno));
-	while (read_records(k))
+	while (take_records(k))
 		;
 	if (ioctl(k->dev, KMON_GET_STATS, &k->st))
 		fatal("%s: stats: %s", k->dev_path, strerror(errno));
@@ -499,6 +586,21 @@ static void write_pids(struct kmonlog *k)
 	}
 }
 
+/* The reader's CPU time, in all and per record read: what it costs to keep up. */
+static void report_cpu(struct kmonlog *k)
+{
+	struct rusage ru;
+	double s;
+
+	if (getrusage(RUSAGE_SELF, &ru))
+		return;
+	s = ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
+	    (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+	fprintf(stderr, "%s: CPU time %.3f s, %.3f us per record, %s\n", prog, s,
+		k->records_read ? s * 1e6 / k->records_read : 0.0,
+		k->ctrl ? "read in place (mmap)" : "read()");
+}
+
 /*
  * The totals on standard error, and the exit status: 1 if the kernel
  * lost records, or if kmonlog read fewer than the device says it
@@ -518,6 +620,7 @@ static int report(struct kmonlog *k)
 	if (k->past_records)
 		fprintf(stderr, "%s: %llu records (%llu bytes) past -m %llu not written\n",
 			prog, k->past_records, k->past_bytes, k->bmax);
+	report_cpu(k);
 	if (st->records > k->records_read) {
 		fprintf(stderr, "%s: %llu of the records received were not read: lost\n", prog,
 			(unsigned long long)st->records - k->records_read);
@@ -560,6 +663,7 @@ int main(int argc, char **argv)
 	check_files(&k);
 	open_device(&k);
 	setup_device(&k);
+	map_device(&k);
 	open_pidfile(&k);
 	truncate_output(&k);
 	capture(&k);

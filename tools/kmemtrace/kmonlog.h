@@ -21,6 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -35,6 +37,9 @@
 #include "kmt_msg.h"
 #include "kmt_nice.h"
 #include "kmt_size.h"
+
+/* --read's getopt value: past every character. */
+#define KMT_OPT_READ	(KMT_OPT_NICE + 1)
 
 /* What one read() asks for: the device returns as many whole records as fit. */
 #define READ_SIZE	(4 << 20)
@@ -63,6 +68,9 @@ static const char *prog = "kmonlog";
  * @out_name: the output, for messages
  * @pid_fd: where the task list goes: a temporary file beside @pid_file,
  *	or @pid_file itself if that is not a regular file
+ * @use_read: --read: read() even where the buffer can be mapped
+ * @ctrl, @data: the device's control page and its buffer mapped twice
+ *	in a row, or NULL to read()
  * @buf: READ_SIZE bytes, what one read() returns
  * @t0, @deadline: when the capture started and when -t ends it (ms)
  * @written: bytes written to the output
@@ -82,6 +90,9 @@ struct kmonlog {
 
 	int dev, out, pid_fd;
 	const char *out_name;
+	bool use_read;
+	struct kmon_mmap_page *ctrl;
+	const unsigned char *data;
 	unsigned char *buf;
 	uint64_t t0, deadline;
 	unsigned long long written, records_read, past_records, past_bytes;
@@ -223,9 +234,21 @@ static struct task *task_slot(struct task *t, size_t cap, uint32_t pid)
 	return &t[i];
 }
 
+/*
+ * The PIDs seen last, by their low bits (stored + 1: 0 is empty): a
+ * storm's records name the same few tasks, and a hit costs no lookup.
+ */
+#define SEEN_RECENT	64
+static uint32_t seen_recent[SEEN_RECENT];
+
 static void see(uint32_t pid)
 {
+	uint32_t *recent = &seen_recent[pid % SEEN_RECENT];
 	struct task *t;
+
+	if (*recent == pid + 1)
+		return;
+	*recent = pid + 1;
 
 	if (2 * (ntasks + 1) > tasks_cap) {
 		size_t i, cap = tasks_cap ? 2 * tasks_cap : 1024;
@@ -410,6 +433,8 @@ static const char help_text[] =
 	"      --nice=NICE           read at nice NICE, -20 to 19 (default: -10 if\n"
 	"                            started at nice 0, so that it keeps up with\n"
 	"                            tasks that log without pause; else unchanged)\n"
+	"      --read                read() the records, even where the device's\n"
+	"                            buffer can be mapped and read in place\n"
 	"  -h, --help                show this help and exit\n"
 	"  -V, --version             show the version and exit\n"
 	"\n"
@@ -427,7 +452,7 @@ static const char help_text[] =
 static void show_help(FILE *f)
 {
 	fprintf(f, "Usage: %s [-d DEVICE] [-b BUFSIZ] [-C CLASSES] [-o OUTFIL] [-t MSTEST]\n"
-		"               [-m BMAX] [-p PIDFIL] [--nice=NICE] [-h] [-V]\n", prog);
+		"               [-m BMAX] [-p PIDFIL] [--nice=NICE] [--read] [-h] [-V]\n", prog);
 	fputs(help_text, f);
 	fprintf(f, KMT_EXIT_HELP, "records were lost");
 }
@@ -443,6 +468,7 @@ static void parse_args(struct kmonlog *k, int argc, char **argv)
 		{ "bytes", required_argument, NULL, 'm' },
 		{ "pids", required_argument, NULL, 'p' },
 		{ "nice", required_argument, NULL, KMT_OPT_NICE },
+		{ "read", no_argument, NULL, KMT_OPT_READ },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
@@ -497,6 +523,9 @@ static void parse_args(struct kmonlog *k, int argc, char **argv)
 				exit(KMT_EXIT_USAGE);
 			}
 			k->nice_given = true;
+			break;
+		case KMT_OPT_READ:
+			k->use_read = true;
 			break;
 		case 'h':
 			show_help(stdout);

@@ -523,7 +523,7 @@ static bool kmonlog_report(const char *errfile, unsigned long long *written,
 			   unsigned long long *cut)
 {
 	char line[512], *p;
-	unsigned long long b, rr;
+	unsigned long long b, rr, n;
 	bool found = false;
 	FILE *f = fopen(errfile, "r");
 
@@ -539,8 +539,10 @@ static bool kmonlog_report(const char *errfile, unsigned long long *written,
 		if (sscanf(line, "%*[^:]: %llu bytes in %n", &w, &end) == 1 && end)
 			*written = w;
 		p = strstr(line, " s, ");
+		/* Into @n first: the CPU time line has " s, " too, then no count. */
 		if (p && sscanf(p, " s, %llu records received; lost: %llu (buffer full), %llu",
-				received, &b, &rr) == 3) {
+				&n, &b, &rr) == 3) {
+			*received = n;
 			*lost = b + rr;
 			found = true;
 		}
