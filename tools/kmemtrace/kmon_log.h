@@ -106,7 +106,7 @@ static inline size_t kmon_hdr_len(const unsigned char *rec)
 /* The blob's size, from the header's first KMON_HDR_SIZE bytes. */
 static inline size_t kmon_blob_len(const unsigned char *rec)
 {
-	return kmon_le(rec + KMON_HB_LEN, 2);
+	return kmon_get16(rec + KMON_HB_LEN);
 }
 
 /* A PID of a scheduler blob, of @w bytes: 2 or 4. */
@@ -146,7 +146,7 @@ static inline bool kmon_alloc_blob(const unsigned char *blob, size_t len, uint32
 	if (!len || (blob[0] != KMON_DT_ALLOC && blob[0] != KMON_DT_FREE))
 		return false;
 	*want = blob[0] == KMON_DT_ALLOC ? KMON_ALLOC_SIZE : KMON_FREE_SIZE;
-	*pid = len >= KMON_AB_PID + 4 ? kmon_le(blob + KMON_AB_PID, 4) : 0;
+	*pid = len >= KMON_AB_PID + 4 ? kmon_get32(blob + KMON_AB_PID) : 0;
 	return true;
 }
 
