@@ -472,45 +472,95 @@ static bool read_records(struct kmonlog *k)
 }
 
 /* What a mapped reader writes before it gives the space back. */
-#define MAP_CHUNK	(256 << 10)
+#define MAP_CHUNK	(64 << 10)
 
 /*
  * What the mapping holds, scanned and written out in place up to -m's
  * limit, the space given back to the device (data_tail) a chunk at a
- * time as it is written: false when it held nothing.
+ * time as it is written: the bytes taken, 0 when it held nothing.
+ *
+ * A reader that is behind (a quarter of the buffer or more waiting)
+ * first moves the batch to its own memory and gives all the space back
+ * at once: while it writes, the device has the whole buffer for what
+ * comes, as it had after a read(). That copy, the C library's, costs a
+ * fraction of the kernel's copy to user space that it replaces.
  */
-static bool take_mapped(struct kmonlog *k)
+static size_t take_mapped(struct kmonlog *k)
 {
 	uint64_t tail = k->ctrl->data_tail;
 	/* Acquire: the records below the head are there (kmon.rst). */
 	uint64_t head = __atomic_load_n(&k->ctrl->data_head, __ATOMIC_ACQUIRE);
 	const unsigned char *p = k->data + tail % k->bufsize;
 	size_t len = head - tail, keep, off;
+	bool moved = false;
 
 	if (!len)
-		return false;
+		return 0;
 	if (len > (uint64_t)k->bufsize)
 		kmt_die(prog, KMT_EXIT_CORRUPT, "%s: %zu bytes buffered in a buffer of %ld",
 			k->dev_path, len, k->bufsize);
+	if (len >= (size_t)k->bufsize / 4) {
+		memcpy(k->buf, p, len);
+		/* Release: done with these bytes before the device reuses them. */
+		__atomic_store_n(&k->ctrl->data_tail, head, __ATOMIC_RELEASE);
+		p = k->buf;
+		moved = true;
+	}
 	keep = scan(k, p, len);
 	for (off = 0; off < keep; off += MAP_CHUNK) {
 		size_t n = keep - off < MAP_CHUNK ? keep - off : MAP_CHUNK;
 
 		write_all(k->out, p + off, n, k->out_name);
-		/* Release: done with these bytes before the device reuses them. */
-		__atomic_store_n(&k->ctrl->data_tail, tail + off + n, __ATOMIC_RELEASE);
+		if (!moved)
+			__atomic_store_n(&k->ctrl->data_tail, tail + off + n, __ATOMIC_RELEASE);
 	}
+	/* What is past -m's limit, not written, is given back too. */
 	__atomic_store_n(&k->ctrl->data_tail, head, __ATOMIC_RELEASE);
 	k->written += keep;
 	if (k->bmax && k->written >= k->bmax)
 		k->limit_hit = true;
-	return true;
+	return len;
 }
 
 /* One batch of records, through the mapping or read(): false if none. */
 static bool take_records(struct kmonlog *k)
 {
-	return k->ctrl ? take_mapped(k) : read_records(k);
+	return k->ctrl ? take_mapped(k) != 0 : read_records(k);
+}
+
+/* The longest pause of a reader of the mapping between two batches. */
+#define PACE_MAX_US	2000
+
+static uint64_t now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/*
+ * A reader of the mapping need not answer every wake-up: after a batch
+ * of less than an eighth of the buffer (@took bytes) it pauses for as
+ * long as the rate it just saw takes to fill another eighth, at most
+ * PACE_MAX_US, so that fewer, larger batches cost fewer wake-ups per
+ * record; it never pauses while the buffer fills faster. A stop signal
+ * ends the pause (EINTR).
+ */
+static void pace(struct kmonlog *k, size_t took)
+{
+	uint64_t now = now_us(), dt = now - k->last_take_us, us;
+	struct timespec ts;
+
+	k->last_take_us = now;
+	if (took >= (size_t)k->bufsize / 8)
+		return;
+	us = took ? (uint64_t)k->bufsize / 8 * dt / took : PACE_MAX_US;
+	if (us > PACE_MAX_US)
+		us = PACE_MAX_US;
+	ts.tv_sec = 0;
+	ts.tv_nsec = us * 1000;
+	nanosleep(&ts, NULL);
 }
 
 /*
@@ -525,11 +575,10 @@ static void capture(struct kmonlog *k)
 	sigemptyset(&stopsigs);
 	sigaddset(&stopsigs, SIGINT);
 	sigaddset(&stopsigs, SIGTERM);
-	if (!k->ctrl) {
-		k->buf = malloc(READ_SIZE);
-		if (!k->buf)
-			fatal("out of memory");
-	}
+	/* read()'s buffer, or the mapping's reader's when it is behind. */
+	k->buf = malloc(k->ctrl ? (size_t)k->bufsize : READ_SIZE);
+	if (!k->buf)
+		fatal("out of memory");
 	if (ioctl(k->dev, KMON_START))
 		fatal("%s: start: %s", k->dev_path, strerror(errno));
 	k->t0 = now_ms();
@@ -539,8 +588,13 @@ static void capture(struct kmonlog *k)
 	 * read() returns 0 once a stopped instance is drained, which ends
 	 * the loop; a mapping has no such end, POLLHUP ends the wait.
 	 */
-	while (wait_for_records(k, &stopsigs) && (take_records(k) || k->ctrl))
-		;
+	k->last_take_us = now_us();
+	while (wait_for_records(k, &stopsigs)) {
+		if (k->ctrl)
+			pace(k, take_mapped(k));
+		else if (!read_records(k))
+			break;
+	}
 	/* EALREADY: already stopped (POLLHUP); the rest is read all the same. */
 	if (ioctl(k->dev, KMON_STOP) && errno != EALREADY)
 		fatal("%s: stop: %s", k->dev_path, strerror(errno));

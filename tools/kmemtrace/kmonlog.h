@@ -71,8 +71,10 @@ static const char *prog = "kmonlog";
  * @use_read: --read: read() even where the buffer can be mapped
  * @ctrl, @data: the device's control page and its buffer mapped twice
  *	in a row, or NULL to read()
- * @buf: READ_SIZE bytes, what one read() returns
+ * @buf: READ_SIZE bytes, what one read() returns; with the mapping, the
+ *	buffer's size, where take_mapped() moves a batch when behind
  * @t0, @deadline: when the capture started and when -t ends it (ms)
+ * @last_take_us: when the mapping was last read (pace())
  * @written: bytes written to the output
  * @records_read: records read from the device, written or past -m
  * @past_records, @past_bytes: read but not written, past -m's limit
@@ -94,7 +96,7 @@ struct kmonlog {
 	struct kmon_mmap_page *ctrl;
 	const unsigned char *data;
 	unsigned char *buf;
-	uint64_t t0, deadline;
+	uint64_t t0, deadline, last_take_us;
 	unsigned long long written, records_read, past_records, past_bytes;
 	bool limit_hit;
 	struct kmon_stats st;
