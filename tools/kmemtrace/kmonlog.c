@@ -343,8 +343,9 @@ static void setup_device(struct kmonlog *k)
  * that every record is contiguous (Documentation/trace/kmon.rst,
  * "Reading in place"): the records are then scanned and written out
  * where the kernel put them, not copied out first. read() instead with
- * --read, for a buffer that is not a whole number of pages, and on a
- * kernel whose /dev/kmon cannot be mapped (ENODEV).
+ * --read, for a buffer that is not a whole number of pages (or that the
+ * double mapping cannot take, EINVAL), and on a kernel whose /dev/kmon
+ * cannot be mapped (ENODEV: a 32-bit kernel, or one from before).
  */
 static void map_device(struct kmonlog *k)
 {
@@ -354,15 +355,23 @@ static void map_device(struct kmonlog *k)
 	/* The report's CPU line says which. */
 	if (k->use_read || k->bufsize % page)
 		return;
-	c = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_SHARED, k->dev, KMON_MMAP_CTRL);
+	c = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_SHARED, k->dev,
+		 (off_t)KMON_MMAP_CTRL_PGOFF * page);
 	if (c == MAP_FAILED) {
 		if (errno == ENODEV)
 			return;
 		fatal("%s: mmap of the control page: %s", k->dev_path, strerror(errno));
 	}
-	d = mmap(NULL, 2 * k->bufsize, PROT_READ, MAP_SHARED, k->dev, KMON_MMAP_DATA);
-	if (d == MAP_FAILED)
+	d = mmap(NULL, 2 * k->bufsize, PROT_READ, MAP_SHARED, k->dev,
+		 (off_t)KMON_MMAP_DATA_PGOFF * page);
+	if (d == MAP_FAILED) {
+		/* A size the double mapping cannot take here (SHMLBA): read(). */
+		if (errno == EINVAL) {
+			munmap(c, page);
+			return;
+		}
 		fatal("%s: mmap of the buffer: %s", k->dev_path, strerror(errno));
+	}
 	k->ctrl = c;
 	k->data = d;
 }

@@ -34,6 +34,10 @@
 #include "kmt_util.h"
 #include "kmon_trigger.h"
 
+/* The mmap() offsets of <linux/kmon.h>, in bytes. */
+#define CTRL_OFF(page)	((off_t)KMON_MMAP_CTRL_PGOFF * (page))
+#define DATA_OFF(page)	((off_t)KMON_MMAP_DATA_PGOFF * (page))
+
 #define KMON_NEED() do {							\
 	KMT_NEED_KMEMTRACE();							\
 	KMT_REQUIRE(KMON_DEV, "CONFIG_KMON");					\
@@ -59,17 +63,6 @@ static int log_records(const char *cmd, unsigned int want)
 	if (kmon_trigger(cmd, &r) || r.error || r.logged != want)
 		return -1;
 	return 0;
-}
-
-/* Reads with read() until a stopped instance says 0: the bytes read. */
-static ssize_t drain(int fd, unsigned char *buf, size_t cap)
-{
-	size_t n = 0;
-	ssize_t r;
-
-	while ((r = read(fd, buf + n, cap - n)) > 0)
-		n += r;
-	return r < 0 ? -1 : (ssize_t)n;
 }
 
 /*
@@ -140,11 +133,12 @@ FIXTURE_TEARDOWN(kmap)
 static int map_both(struct _test_data_kmap *self, long size)
 {
 	self->ctrl = mmap(NULL, self->page, PROT_READ | PROT_WRITE, MAP_SHARED, self->fd,
-			  KMON_MMAP_CTRL);
+			  CTRL_OFF(self->page));
 	if (self->ctrl == MAP_FAILED)
 		return -1;
 	self->data_len = 2 * size;
-	self->data = mmap(NULL, self->data_len, PROT_READ, MAP_SHARED, self->fd, KMON_MMAP_DATA);
+	self->data = mmap(NULL, self->data_len, PROT_READ, MAP_SHARED, self->fd,
+			  DATA_OFF(self->page));
 	return self->data == MAP_FAILED ? -1 : 0;
 }
 
@@ -201,7 +195,7 @@ TEST_F(kmap, equals_read)
 	ASSERT_EQ(0, ioctl(self->fd, KMON_STOP));
 	ASSERT_EQ(0, ioctl(fd2, KMON_STOP));
 	ASSERT_EQ(0, consume(self->ctrl, self->data, small, b, &got, cap));
-	nread = drain(fd2, a, big);
+	nread = kmon_drain(fd2, a, big);
 	ASSERT_EQ((ssize_t)got, nread);
 	ASSERT_EQ(0, memcmp(a, b, got));
 	ASSERT_EQ(0, ioctl(self->fd, KMON_GET_STATS, &st));
@@ -239,7 +233,7 @@ TEST_F(kmap, single_mapping)
 
 	ASSERT_EQ(0, ioctl(self->fd, KMON_BUFFSIZE, &size));
 	ASSERT_EQ(0, map_both(self, size));
-	one = mmap(NULL, size, PROT_READ, MAP_SHARED, self->fd, KMON_MMAP_DATA);
+	one = mmap(NULL, size, PROT_READ, MAP_SHARED, self->fd, DATA_OFF(self->page));
 	ASSERT_NE(MAP_FAILED, one) TH_LOG("mmap: %s", strerror(errno));
 	ASSERT_EQ(0, ioctl(self->fd, KMON_START));
 	ASSERT_EQ(0, log_records("task 100", 100));
@@ -263,20 +257,20 @@ TEST_F(kmap, bad_arguments)
 		off_t off;
 		int err;
 	} bad[] = {
-		{ "offset between the two", p, PROT_READ, MAP_SHARED, p, EINVAL },
-		{ "offset past the data", p, PROT_READ, MAP_SHARED, KMON_MMAP_DATA + p, EINVAL },
-		{ "control page, two pages", 2 * p, PROT_READ, MAP_SHARED, KMON_MMAP_CTRL, EINVAL },
-		{ "data, a page short", 4 * p - p, PROT_READ, MAP_SHARED, KMON_MMAP_DATA, EINVAL },
-		{ "data, a page over", 4 * p + p, PROT_READ, MAP_SHARED, KMON_MMAP_DATA, EINVAL },
-		{ "data, three times", 12 * p, PROT_READ, MAP_SHARED, KMON_MMAP_DATA, EINVAL },
-		{ "control page, private", p, PROT_READ, MAP_PRIVATE, KMON_MMAP_CTRL, EINVAL },
-		{ "data, private", 4 * p, PROT_READ, MAP_PRIVATE, KMON_MMAP_DATA, EINVAL },
-		{ "data, writable", 4 * p, PROT_READ | PROT_WRITE, MAP_SHARED, KMON_MMAP_DATA,
+		{ "page 2", p, PROT_READ, MAP_SHARED, 2 * p, EINVAL },
+		{ "page 3", 4 * p, PROT_READ, MAP_SHARED, 3 * p, EINVAL },
+		{ "256 MiB in", p, PROT_READ, MAP_SHARED, 0x10000000, EINVAL },
+		{ "control page, two pages", 2 * p, PROT_READ, MAP_SHARED, CTRL_OFF(p), EINVAL },
+		{ "data, a page short", 4 * p - p, PROT_READ, MAP_SHARED, DATA_OFF(p), EINVAL },
+		{ "data, a page over", 4 * p + p, PROT_READ, MAP_SHARED, DATA_OFF(p), EINVAL },
+		{ "data, three times", 12 * p, PROT_READ, MAP_SHARED, DATA_OFF(p), EINVAL },
+		{ "control page, private", p, PROT_READ, MAP_PRIVATE, CTRL_OFF(p), EINVAL },
+		{ "data, private", 4 * p, PROT_READ, MAP_PRIVATE, DATA_OFF(p), EINVAL },
+		{ "data, writable", 4 * p, PROT_READ | PROT_WRITE, MAP_SHARED, DATA_OFF(p), EPERM },
+		{ "data, executable", 4 * p, PROT_READ | PROT_EXEC, MAP_SHARED, DATA_OFF(p),
 		  EPERM },
-		{ "data, executable", 4 * p, PROT_READ | PROT_EXEC, MAP_SHARED, KMON_MMAP_DATA,
+		{ "control page, executable", p, PROT_READ | PROT_EXEC, MAP_SHARED, CTRL_OFF(p),
 		  EPERM },
-		{ "control page, executable", p, PROT_READ | PROT_EXEC, MAP_SHARED,
-		  KMON_MMAP_CTRL, EPERM },
 	};
 	unsigned char *m;
 	int ro;
@@ -292,7 +286,7 @@ TEST_F(kmap, bad_arguments)
 			munmap(m, bad[i].len);
 	}
 	/* Read-only data cannot be made writable or executable later. */
-	m = mmap(NULL, size, PROT_READ, MAP_SHARED, self->fd, KMON_MMAP_DATA);
+	m = mmap(NULL, size, PROT_READ, MAP_SHARED, self->fd, DATA_OFF(self->page));
 	ASSERT_NE(MAP_FAILED, m) TH_LOG("mmap: %s", strerror(errno));
 	ASSERT_EQ(-1, mprotect(m, size, PROT_READ | PROT_WRITE));
 	ASSERT_EQ(EACCES, errno);
@@ -303,9 +297,9 @@ TEST_F(kmap, bad_arguments)
 	ro = open(KMON_DEV, O_RDONLY);
 	ASSERT_LE(0, ro);
 	ASSERT_EQ(MAP_FAILED, mmap(NULL, p, PROT_READ | PROT_WRITE, MAP_SHARED, ro,
-				   KMON_MMAP_CTRL));
+				   CTRL_OFF(self->page)));
 	ASSERT_EQ(EACCES, errno);
-	m = mmap(NULL, p, PROT_READ, MAP_SHARED, ro, KMON_MMAP_CTRL);
+	m = mmap(NULL, p, PROT_READ, MAP_SHARED, ro, CTRL_OFF(self->page));
 	ASSERT_NE(MAP_FAILED, m);
 	ASSERT_EQ((uint64_t)KMON_BUFFSIZE_DEFAULT, ((struct kmon_mmap_page *)m)->data_size);
 	ASSERT_EQ(0, munmap(m, p));
@@ -318,10 +312,10 @@ TEST_F(kmap, bad_arguments)
 		size_t len = i * ((odd + p - 1) / p * p);
 
 		ASSERT_EQ(MAP_FAILED, mmap(NULL, len, PROT_READ, MAP_SHARED, self->fd,
-					   KMON_MMAP_DATA));
+					   DATA_OFF(self->page)));
 		ASSERT_EQ(EINVAL, errno);
 	}
-	m = mmap(NULL, p, PROT_READ, MAP_SHARED, self->fd, KMON_MMAP_CTRL);
+	m = mmap(NULL, p, PROT_READ, MAP_SHARED, self->fd, CTRL_OFF(self->page));
 	ASSERT_NE(MAP_FAILED, m);
 	ASSERT_EQ((uint64_t)odd, ((struct kmon_mmap_page *)m)->data_size);
 	ASSERT_EQ(0, munmap(m, p));
@@ -329,11 +323,13 @@ TEST_F(kmap, bad_arguments)
 
 /*
  * A data_tail outside the tail and the head is ignored; one inside a
- * record is the reader's to keep, and read() then fails with EIO
- * rather than walk past the head.
+ * record is the reader's to keep, and read() then fails with EIO rather
+ * than walk past the head. read() fails with EBUSY while anything is
+ * mapped, and goes on from the tail the mapping's reader left.
  */
 TEST_F(kmap, bad_tail)
 {
+	const long p = self->page;
 	struct kmon_stats st;
 	unsigned char buf[64];
 
@@ -355,12 +351,27 @@ TEST_F(kmap, bad_tail)
 	tail_release(self->ctrl, (uint64_t)-1);
 	ASSERT_EQ(0, ioctl(self->fd, KMON_GET_STATS, &st));
 	ASSERT_EQ((uint64_t)8 * TEST_REC, st.buffered);
-	/* read() goes on from the tail the mapping's reader left, and moves it. */
+	/* One reader at a time: not read() while the data is mapped. */
+	ASSERT_EQ(-1, read(self->fd, buf, sizeof(buf)));
+	ASSERT_EQ(EBUSY, errno);
+	ASSERT_EQ(0, munmap(self->data, self->data_len));
+	self->data = MAP_FAILED;
+	/* Nor while the control page is. */
+	ASSERT_EQ(-1, read(self->fd, buf, sizeof(buf)));
+	ASSERT_EQ(EBUSY, errno);
+	ASSERT_EQ(0, munmap(self->ctrl, p));
+	self->ctrl = MAP_FAILED;
+	/* read() goes on from the tail the mapping's reader left. */
 	ASSERT_EQ(TEST_REC, read(self->fd, buf, TEST_REC));
 	ASSERT_EQ(2ULL, kmon_le(buf + KMON_HDR_SIZE + KMON_TB_SEQ, 4));
+	/* And a mapping made after it finds data_tail where read() left it. */
+	self->ctrl = mmap(NULL, p, PROT_READ | PROT_WRITE, MAP_SHARED, self->fd, CTRL_OFF(p));
+	ASSERT_NE(MAP_FAILED, self->ctrl);
 	ASSERT_EQ((uint64_t)3 * TEST_REC, self->ctrl->data_tail);
 	/* Five bytes before the head: inside the last record. */
 	tail_release(self->ctrl, 10 * TEST_REC - 5);
+	ASSERT_EQ(0, munmap(self->ctrl, p));
+	self->ctrl = MAP_FAILED;
 	ASSERT_EQ(-1, read(self->fd, buf, 4));
 	ASSERT_EQ(EIO, errno);
 	/* All of it fits: returned as it is, the reader's own doing. */
@@ -462,12 +473,13 @@ struct race {
 	int fd;
 	long page;
 	bool stop;		/* __atomic: set by the test, read by mapper() */
-	unsigned long maps, resizes, busy, bad;
+	unsigned long maps, map_busy, resizes, busy, bad;
 };
 
 /*
  * Maps the control page, then the data at the size it says (which
  * cannot change while the control page is mapped), and unmaps both.
+ * An mmap() that meets a KMON_BUFFSIZE under way fails with EBUSY.
  */
 static void *mapper(void *arg)
 {
@@ -478,13 +490,19 @@ static void *mapper(void *arg)
 		long size;
 		void *d;
 
-		c = mmap(NULL, r->page, PROT_READ, MAP_SHARED, r->fd, KMON_MMAP_CTRL);
+		/* EBUSY: a KMON_BUFFSIZE is under way, as documented. */
+		c = mmap(NULL, r->page, PROT_READ, MAP_SHARED, r->fd, CTRL_OFF(r->page));
 		if (c == MAP_FAILED) {
-			r->bad++;
+			if (errno == EBUSY)
+				r->map_busy++;
+			else
+				r->bad++;
 			continue;
 		}
 		size = c->data_size;
-		d = mmap(NULL, 2 * size, PROT_READ, MAP_SHARED, r->fd, KMON_MMAP_DATA);
+		do
+			d = mmap(NULL, 2 * size, PROT_READ, MAP_SHARED, r->fd, DATA_OFF(r->page));
+		while (d == MAP_FAILED && errno == EBUSY);
 		if (d == MAP_FAILED || ioctl(r->fd, KMON_GET_BUFFSIZE, &size) ||
 		    (uint64_t)size != c->data_size)
 			r->bad++;
@@ -520,7 +538,8 @@ TEST_F(kmap, resize_races_mappings)
 	}
 	__atomic_store_n(&r.stop, true, __ATOMIC_RELAXED);
 	ASSERT_EQ(0, pthread_join(t, NULL));
-	TH_LOG("%lu mappings, %lu resizes, %lu refused", r.maps, r.resizes, r.busy);
+	TH_LOG("%lu mappings (%lu refused), %lu resizes (%lu refused)", r.maps, r.map_busy,
+	       r.resizes, r.busy);
 	ASSERT_EQ(0UL, r.bad);
 	ASSERT_LT(0UL, r.maps);
 	ASSERT_LT(0UL, r.resizes);

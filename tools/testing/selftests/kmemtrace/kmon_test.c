@@ -87,20 +87,6 @@ static long long ring_sum(const char *counter)
 }
 
 /*
- * Read every record up to a stop: the instance must have been stopped,
- * so that read() ends with 0. Returns the byte count read into @buf.
- */
-static ssize_t drain(int fd, unsigned char *buf, size_t cap)
-{
-	size_t n = 0;
-	ssize_t r;
-
-	while ((r = read(fd, buf + n, cap - n)) > 0)
-		n += r;
-	return r < 0 ? -1 : (ssize_t)n;
-}
-
-/*
  * In a setup or a test: the device and its self-test trigger are there,
  * or the test skips (no CONFIG_KMEMTRACE, not root, or /proc/config.gz
  * says the option is off) or fails.
@@ -368,7 +354,7 @@ TEST_F(kmon, stopped_receives_nothing)
 	ASSERT_EQ(0, trigger("task 4", &logged, &ctx, &error));
 	ASSERT_EQ(4U, logged);
 	ASSERT_EQ(0, ioctl(fd2, KMON_STOP));
-	ASSERT_EQ(4 * TEST_REC, drain(fd2, self->buf, 64 << 20));
+	ASSERT_EQ(4 * TEST_REC, kmon_drain(fd2, self->buf, 64 << 20));
 	close(fd2);
 	ASSERT_EQ(0, read(self->fd, self->buf, 4096));
 
@@ -378,7 +364,7 @@ TEST_F(kmon, stopped_receives_nothing)
 	ASSERT_EQ(0, ioctl(self->fd, KMON_STOP));
 	ASSERT_EQ(-1, ioctl(self->fd, KMON_BUFFSIZE, &size));
 	ASSERT_EQ(EBUSY, errno);
-	ASSERT_EQ(3 * TEST_REC, drain(self->fd, self->buf, 64 << 20));
+	ASSERT_EQ(3 * TEST_REC, kmon_drain(self->fd, self->buf, 64 << 20));
 	ASSERT_EQ(0, ioctl(self->fd, KMON_BUFFSIZE, &size));
 }
 
@@ -423,7 +409,7 @@ TEST_F(kmon, read_semantics)
 	munmap(bad, 8192);
 	/* Nothing was consumed by the failed reads. */
 	ASSERT_EQ(0, ioctl(self->fd, KMON_STOP));
-	ASSERT_EQ(2 * TEST_REC, drain(self->fd, self->buf, 64 << 20));
+	ASSERT_EQ(2 * TEST_REC, kmon_drain(self->fd, self->buf, 64 << 20));
 	ASSERT_EQ(1ULL, kmon_le(self->buf + KMON_HDR_SIZE + KMON_TB_SEQ, 4));
 	ASSERT_EQ(2ULL, kmon_le(self->buf + TEST_REC + KMON_HDR_SIZE + KMON_TB_SEQ, 4));
 }
@@ -446,7 +432,7 @@ TEST_F(kmon, record_format)
 	ASSERT_EQ(100U, logged);
 	ASSERT_EQ(KMON_CTX_TASK, ctx);
 	ASSERT_EQ(0, ioctl(self->fd, KMON_STOP));
-	ASSERT_EQ(100 * TEST_REC, drain(self->fd, self->buf, 64 << 20));
+	ASSERT_EQ(100 * TEST_REC, kmon_drain(self->fd, self->buf, 64 << 20));
 	for (i = 0; i < 100; i++) {
 		const unsigned char *r = self->buf + i * TEST_REC;
 		uint64_t ts = kmon_le(r + KMON_HB_TS, 8);
@@ -473,7 +459,7 @@ TEST_F(kmon, record_format)
 	ASSERT_EQ(0, trigger("size 1024", &logged, &ctx, &error));
 	ASSERT_EQ(1U, logged);
 	ASSERT_EQ(0, ioctl(self->fd, KMON_STOP));
-	ASSERT_EQ(KMON_HDR_SIZE + 1024, drain(self->fd, self->buf, 64 << 20));
+	ASSERT_EQ(KMON_HDR_SIZE + 1024, kmon_drain(self->fd, self->buf, 64 << 20));
 	ASSERT_EQ(1024ULL, kmon_blob_len(self->buf));
 }
 
@@ -503,7 +489,7 @@ TEST_F(kmon, poll_and_overrun)
 	ASSERT_EQ(st.records * TEST_REC, st.buffered);
 	ASSERT_EQ(1, poll(&p, 1, 0));
 	ASSERT_EQ(POLLIN | POLLHUP, p.revents);
-	ASSERT_EQ((ssize_t)st.buffered, drain(self->fd, self->buf, 64 << 20));
+	ASSERT_EQ((ssize_t)st.buffered, kmon_drain(self->fd, self->buf, 64 << 20));
 	ASSERT_EQ(1, poll(&p, 1, 0));
 	ASSERT_EQ(POLLHUP, p.revents);
 }
@@ -624,7 +610,7 @@ TEST_F(kmon, ring_overrun_counted)
 	ASSERT_EQ(0LL, ring_sum("corrupt"));
 	ASSERT_EQ(logged, after.records);
 	ASSERT_EQ(0ULL, after.overruns);
-	ASSERT_EQ((ssize_t)logged * TEST_REC, drain(self->fd, self->buf, 64 << 20));
+	ASSERT_EQ((ssize_t)logged * TEST_REC, kmon_drain(self->fd, self->buf, 64 << 20));
 }
 
 /*
@@ -657,7 +643,7 @@ TEST_F(kmon, task_burst_flushed_by_kick)
 	ASSERT_EQ(0ULL, st.ring_overruns);
 	ASSERT_EQ(0ULL, st.overruns);
 	ASSERT_EQ(100000ULL, st.records);
-	ASSERT_EQ(100000 * TEST_REC, drain(self->fd, self->buf, 64 << 20));
+	ASSERT_EQ(100000 * TEST_REC, kmon_drain(self->fd, self->buf, 64 << 20));
 	for (i = 0; i < 100000; i++)
 		ASSERT_EQ(i, kmon_le(self->buf + i * TEST_REC + KMON_HDR_SIZE + KMON_TB_SEQ, 4));
 }
@@ -742,7 +728,7 @@ TEST_F(kmon, reserve_wraps_the_ring)
 	ASSERT_EQ(0, trigger("rsize 64", &logged, &ctx, &error));
 	ASSERT_EQ(1U, logged);
 	ASSERT_EQ(0, ioctl(self->fd, KMON_STOP));
-	ASSERT_EQ(KMON_HDR_SIZE + 64, drain(self->fd, self->buf, 64 << 20));
+	ASSERT_EQ(KMON_HDR_SIZE + 64, kmon_drain(self->fd, self->buf, 64 << 20));
 	ASSERT_EQ(64ULL, kmon_blob_len(self->buf));
 	for (i = 6; i < 64; i++)
 		ASSERT_EQ(0, self->buf[KMON_HDR_SIZE + i]);
@@ -772,8 +758,8 @@ TEST_F(kmon, two_instances)
 	ASSERT_EQ(500U, logged);
 	ASSERT_EQ(0, ioctl(self->fd, KMON_STOP));
 	ASSERT_EQ(0, ioctl(fd2, KMON_STOP));
-	ASSERT_EQ(500 * TEST_REC, drain(self->fd, self->buf, 1 << 20));
-	ASSERT_EQ(500 * TEST_REC, drain(fd2, b2, 1 << 20));
+	ASSERT_EQ(500 * TEST_REC, kmon_drain(self->fd, self->buf, 1 << 20));
+	ASSERT_EQ(500 * TEST_REC, kmon_drain(fd2, b2, 1 << 20));
 	for (k = 0; k < 2; k++) {
 		const unsigned char *b = k ? b2 : self->buf;
 
@@ -810,7 +796,7 @@ TEST_F(kmon, interrupt_contexts)
 		ASSERT_EQ(0, ret) TH_LOG("%s: %s", runs[r].cmd, strerror(-ret));
 		ASSERT_EQ(n, logged);
 		ASSERT_EQ(runs[r].ctx, ctx);
-		ASSERT_EQ((ssize_t)n * TEST_REC, drain(self->fd, self->buf, 64 << 20));
+		ASSERT_EQ((ssize_t)n * TEST_REC, kmon_drain(self->fd, self->buf, 64 << 20));
 		for (i = 0; i < n; i++) {
 			const unsigned char *b = self->buf + i * TEST_REC + KMON_HDR_SIZE;
 
@@ -920,7 +906,7 @@ TEST_F(kmon, signal_interrupts_blocked_read)
 	ASSERT_EQ(0, trigger("task 2", &logged, &ctx, &error));
 	ASSERT_EQ(2U, logged);
 	ASSERT_EQ(0, ioctl(self->fd, KMON_STOP));
-	ASSERT_EQ(2 * TEST_REC, drain(self->fd, self->buf, 64 << 20));
+	ASSERT_EQ(2 * TEST_REC, kmon_drain(self->fd, self->buf, 64 << 20));
 	ASSERT_EQ(1ULL, kmon_le(self->buf + TEST_REC + KMON_HDR_SIZE + KMON_TB_SEQ, 4));
 	ASSERT_EQ(0, sigaction(SIGALRM, &old, NULL));
 }
@@ -1182,7 +1168,7 @@ static void ping_pong(struct __test_metadata *_metadata, int fd, unsigned char *
 	ASSERT_EQ(0, ioctl(fd, KMON_GET_STATS, &st));
 	ASSERT_EQ(0ULL, st.overruns);
 	ASSERT_EQ(0ULL, st.ring_overruns);
-	n = drain(fd, buf, 64 << 20);
+	n = kmon_drain(fd, buf, 64 << 20);
 	ASSERT_LT(0, n);
 	ASSERT_EQ((ssize_t)st.bytes, n);
 	ASSERT_EQ(0, count_sched(buf, n, me, *child, k));
@@ -1236,7 +1222,7 @@ TEST_F(kmon, sched_events_match_ftrace)
 	close(p2c[1]);
 	close(c2p[0]);
 	close(c2p[1]);
-	ASSERT_EQ(0, drain(self->fd, self->buf, 64 << 20));
+	ASSERT_EQ(0, kmon_drain(self->fd, self->buf, 64 << 20));
 }
 
 /*
@@ -1299,7 +1285,7 @@ TEST_F(kmon, start_receives_nothing_older)
 	ASSERT_EQ(0, trigger("task 1", &logged, &ctx, &error));
 	ASSERT_EQ(0, ioctl(self->fd, KMON_STOP));
 	restore_saved();
-	n = drain(self->fd, self->buf, 64 << 20);
+	n = kmon_drain(self->fd, self->buf, 64 << 20);
 	while (off < (size_t)n) {
 		ASSERT_LE(t0, kmon_le(self->buf + off + KMON_HB_TS, 8))
 			TH_LOG("a record logged before the start, at offset %zu", off);
@@ -1406,7 +1392,7 @@ TEST_F(kmon, queue_dequeue_alternate)
 	EXPECT_LT(moves / 6, reclassed) TH_LOG("%d of %d class changes made", reclassed,
 					       (moves + 2) / 3);
 	ASSERT_EQ(0, ioctl(self->fd, KMON_STOP));
-	n = drain(self->fd, self->buf, 64 << 20);
+	n = kmon_drain(self->fd, self->buf, 64 << 20);
 	ASSERT_LT(0, n);
 
 	while (off < (size_t)n) {
@@ -1524,7 +1510,7 @@ static char *alloc_run(struct __test_metadata *_metadata, int fd, unsigned char 
 	ASSERT_EQ(0, ioctl(fd, KMON_START));
 	ASSERT_EQ(0, write_file(ALLOC_TRIGGER, "run"));
 	ASSERT_EQ(0, ioctl(fd, KMON_STOP));
-	*len = drain(fd, buf, 64 << 20);
+	*len = kmon_drain(fd, buf, 64 << 20);
 	ASSERT_LT(0, *len);
 	report = kmt_read_file(ALLOC_TRIGGER, NULL);
 	ASSERT_TRUE(report && *report) TH_LOG("%s: %s", ALLOC_TRIGGER,

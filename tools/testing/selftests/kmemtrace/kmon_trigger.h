@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The /dev/kmon self-test trigger, debugfs kmemtrace/kmon_selftest
- * (CONFIG_KMON_SELFTEST), as kmon_test and kmt_stress use it: a write of
- * "MODE N" logs N KMON_DT_TEST records from MODE's context ("task",
- * "irq", ...), and a read then gives the result line
+ * (CONFIG_KMON_SELFTEST), as kmon_test, kmon_mmap_test and kmt_stress
+ * use it: a write of "MODE N" logs N KMON_DT_TEST records from MODE's
+ * context ("task", "irq", ...), and a read then gives the result line
  * "MODE N logged L context C error E ns T" (Documentation/ABI/testing/
- * debugfs-kmon).
+ * debugfs-kmon). And kmon_drain(), which reads a stopped instance to
+ * its end.
  */
 #ifndef KMON_TRIGGER_H
 #define KMON_TRIGGER_H
@@ -72,6 +73,20 @@ static inline int kmon_trigger(const char *cmd, struct kmon_trigger_result *r)
 		   &r->logged, &r->context, &r->error) != 5)
 		return -EIO;
 	return 0;
+}
+
+/*
+ * Reads with read() until a stopped instance says 0: the instance must
+ * have been stopped. Returns the bytes read into @buf, or -1.
+ */
+static inline ssize_t kmon_drain(int fd, unsigned char *buf, size_t cap)
+{
+	size_t n = 0;
+	ssize_t r;
+
+	while ((r = read(fd, buf + n, cap - n)) > 0)
+		n += r;
+	return r < 0 ? -1 : (ssize_t)n;
 }
 
 #endif /* KMON_TRIGGER_H */
