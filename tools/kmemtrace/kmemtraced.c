@@ -316,6 +316,7 @@ static void parse_options(int argc, char **argv, struct options *o)
 		{ "enable", no_argument, NULL, 'e' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "nice", required_argument, NULL, KMT_OPT_NICE },
+		{ "read", no_argument, NULL, KMT_OPT_READ },
 		{ "dir", required_argument, NULL, 'd' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -366,6 +367,9 @@ static void parse_options(int argc, char **argv, struct options *o)
 				kmt_die(prog, KMT_EXIT_USAGE,
 					"--nice=%s: not a nice value from -20 to 19", optarg);
 			nice_given = true;
+			break;
+		case KMT_OPT_READ:
+			by_read = true;
 			break;
 		case 'd':
 			o->dir = optarg;

@@ -22,6 +22,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <time.h>
@@ -58,6 +60,8 @@ static int enable_fd = -1;
 /* The readers' nice value (kmt_nice.h), if they set one. */
 static int reader_nice = KMT_NICE_DEFAULT;
 static bool nice_given, nice_set;
+/* --read: read() the cpu<n> files instead of reading them in place. */
+static bool by_read;
 
 /*
  * A CPU file's reader. The thread writes events and bytes with
@@ -168,7 +172,7 @@ static void show_help(FILE *f)
 {
 	fprintf(f,
 		"usage: %s [-o DIR] [-t SECONDS] [-m SIZE] [-e] [-q] [--nice=NICE]\n"
-		"                  [-d KMEMTRACE_DIR]\n"
+		"                  [--read] [-d KMEMTRACE_DIR]\n"
 		"Captures kmemtrace events from debugfs kmemtrace/cpu<n> into DIR:\n"
 		"DIR/cpu<n>, DIR/meta, DIR/kallsyms, DIR/caches.\n"
 		"  -o, --output=DIR      where to write (default kmemtrace.out):\n"
@@ -183,6 +187,8 @@ static void show_help(FILE *f)
 		"      --nice=NICE       the readers' nice value, -20 to 19 (default: -10\n"
 		"                        if started at nice 0, so that they keep up with\n"
 		"                        tasks that allocate without pause; else unchanged)\n"
+		"      --read            copy the events out with read(), not from the\n"
+		"                        buffers mapped in place (older kernels: always)\n"
 		"  -d, --dir=KMEMTRACE_DIR\n"
 		"                        the kmemtrace directory (default\n"
 		"                        /sys/kernel/debug/kmemtrace), or the debugfs mount\n"

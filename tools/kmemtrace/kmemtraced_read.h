@@ -30,6 +30,78 @@
 /* Set by the first reader that could not set its nice value: one warning. */
 static int nice_warned;
 
+/*
+ * A cpu<n> file read in place (KMEMTRACE_IOC_SPAN): the buffer mapped,
+ * and the span of it read() would return next.
+ */
+struct in_place {
+	const unsigned char *map;	/* NULL: read() */
+	size_t size;
+	struct kmemtrace_span sp;
+};
+
+/* Set by the first reader that could not map its buffer: one warning. */
+static int map_warned;
+
+/*
+ * Maps @fd's buffer of CPU @cpu, unless --read or the kernel has no
+ * spans (then read(), silently); a kernel with spans whose buffer
+ * cannot be mapped is read() too, said once.
+ */
+static void in_place_start(struct in_place *ip, int fd, int cpu)
+{
+	void *map;
+
+	ip->map = NULL;
+	memset(&ip->sp, 0, sizeof(ip->sp));
+	if (by_read || ioctl(fd, KMEMTRACE_IOC_SPAN, &ip->sp) || !ip->sp.size ||
+	    ip->sp.size > SIZE_MAX)
+		return;
+	map = mmap(NULL, ip->sp.size, PROT_READ, MAP_SHARED, fd, 0);
+	if (map == MAP_FAILED) {
+		if (!__atomic_exchange_n(&map_warned, 1, __ATOMIC_RELAXED))
+			fprintf(stderr, "%s: cpu%d: cannot map its buffer: %s; reading with read()\n",
+				prog, cpu, strerror(errno));
+		memset(&ip->sp, 0, sizeof(ip->sp));
+		return;
+	}
+	ip->map = map;
+	ip->size = ip->sp.size;
+}
+
+/*
+ * The next bytes to copy, at most @want, in *@p: in place or read() into
+ * @buf. Returns how many, 0 for none yet, -1 (errno set) on an error.
+ */
+static ssize_t in_place_take(struct in_place *ip, int fd, unsigned char *buf, size_t want,
+			     const unsigned char **p)
+{
+	if (!ip->map) {
+		*p = buf;
+		return read(fd, buf, want);
+	}
+	if (!ip->sp.len && ioctl(fd, KMEMTRACE_IOC_SPAN, &ip->sp))
+		return -1;
+	if (ip->sp.offset > ip->size || ip->sp.len > ip->size - ip->sp.offset) {
+		errno = ERANGE;
+		return -1;
+	}
+	*p = ip->map + ip->sp.offset;
+	return ip->sp.len < want ? ip->sp.len : want;
+}
+
+/*
+ * Gives the @n bytes in_place_take() gave back to the kernel, and learns
+ * where the next ones are; 0, or -1 (errno set).
+ */
+static int in_place_done(struct in_place *ip, int fd, size_t n)
+{
+	if (!ip->map)
+		return 0;
+	ip->sp.done = n;
+	return ioctl(fd, KMEMTRACE_IOC_SPAN, &ip->sp) ? -1 : 0;
+}
+
 /* ---- the readers ------------------------------------------------------- */
 
 /*
@@ -162,6 +234,7 @@ static void *reader_main(void *arg)
 {
 	struct reader *r = arg;
 	unsigned char *buf = malloc(READ_SIZE);
+	struct in_place ip;
 	struct pin pn = {};
 	bool draining = false;
 	__u64 drain_from = 0;
@@ -179,8 +252,10 @@ static void *reader_main(void *arg)
 	    !__atomic_exchange_n(&nice_warned, 1, __ATOMIC_RELAXED))
 		fprintf(stderr, "%s: readers at nice %d: %s; reading at the nice value inherited\n",
 			prog, reader_nice, strerror(errno));
+	in_place_start(&ip, r->in, r->cpu);
 	for (;;) {
 		struct pollfd pfd = { .fd = r->in, .events = POLLIN };
+		const unsigned char *p;
 		size_t want = READ_SIZE;
 		ssize_t n;
 
@@ -204,7 +279,8 @@ static void *reader_main(void *arg)
 			 */
 			want = drain_limit - (r->bytes - drain_from);
 		}
-		if (!draining && poll(&pfd, 1, 100) <= 0)
+		/* A span the last one's give-back found is there to take. */
+		if (!draining && !ip.sp.len && poll(&pfd, 1, 100) <= 0)
 			continue;
 		/*
 		 * A CPU that went offline broke the pinning: the kernel let
@@ -230,7 +306,7 @@ static void *reader_main(void *arg)
 			}
 		}
 		unpinned_wait = 10000;
-		n = read(r->in, buf, want);
+		n = in_place_take(&ip, r->in, buf, want, &p);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -244,12 +320,18 @@ static void *reader_main(void *arg)
 			usleep(10000);
 			continue;
 		}
-		write_all(r->out, buf, n, what);
+		write_all(r->out, p, n, what);
 		if (!r->bad_at)
-			__atomic_store_n(&r->events, r->events + count_events(r, buf, n),
+			__atomic_store_n(&r->events, r->events + count_events(r, p, n),
 					 __ATOMIC_RELAXED);
 		__atomic_store_n(&r->bytes, r->bytes + n, __ATOMIC_RELAXED);
+		if (in_place_done(&ip, r->in, n)) {
+			r->err = errno;
+			break;
+		}
 	}
+	if (ip.map)
+		munmap((void *)ip.map, ip.size);
 	CPU_FREE(pn.want);
 	CPU_FREE(pn.now);
 	free(what);

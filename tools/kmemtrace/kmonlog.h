@@ -38,9 +38,6 @@
 #include "kmt_nice.h"
 #include "kmt_size.h"
 
-/* --read's getopt value: past every character. */
-#define KMT_OPT_READ	(KMT_OPT_NICE + 1)
-
 /* What one read() asks for: the device returns as many whole records as fit. */
 #define READ_SIZE	(4 << 20)
 /* The longest single wait of ppoll() for -t: the deadline is checked again after it. */

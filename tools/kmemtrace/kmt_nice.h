@@ -23,6 +23,11 @@
  * this release.
  */
 #define KMT_OPT_NICE		256
+/*
+ * --read's, of kmemtraced and kmonlog: read() the kernel's buffers, as
+ * before they could be read in place.
+ */
+#define KMT_OPT_READ		(KMT_OPT_NICE + 1)
 
 /* --nice's argument into *@nice: false unless a whole number from -20 to 19. */
 static inline bool kmt_parse_nice(const char *s, int *nice)
