@@ -344,7 +344,8 @@ static void setup_device(struct kmonlog *k)
  * "Reading in place"): the records are then scanned and written out
  * where the kernel put them, not copied out first. read() instead with
  * --read, for a buffer that is not a whole number of pages (or that the
- * double mapping cannot take, EINVAL), and on a kernel whose /dev/kmon
+ * double mapping cannot take: EINVAL, or ENOMEM where the address space
+ * or the mapping limit has no room), and on a kernel whose /dev/kmon
  * cannot be mapped (ENODEV: a 32-bit kernel, or one from before).
  */
 static void map_device(struct kmonlog *k)
@@ -365,8 +366,8 @@ static void map_device(struct kmonlog *k)
 	d = mmap(NULL, 2 * k->bufsize, PROT_READ, MAP_SHARED, k->dev,
 		 (off_t)KMON_MMAP_DATA_PGOFF * page);
 	if (d == MAP_FAILED) {
-		/* A size the double mapping cannot take here (SHMLBA): read(). */
-		if (errno == EINVAL) {
+		/* A size the double mapping cannot take here (SHMLBA, room): read(). */
+		if (errno == EINVAL || errno == ENOMEM) {
 			munmap(c, page);
 			return;
 		}
@@ -480,13 +481,10 @@ static bool read_records(struct kmonlog *k)
 	return true;
 }
 
-/* What a mapped reader writes before it gives the space back. */
-#define MAP_CHUNK	(64 << 10)
-
 /*
  * What the mapping holds, scanned and written out in place up to -m's
- * limit, the space given back to the device (data_tail) a chunk at a
- * time as it is written: the bytes taken, 0 when it held nothing.
+ * limit, then the space given back to the device (data_tail) at once,
+ * whole records: the bytes taken, 0 when it held nothing.
  *
  * A reader that is behind (a quarter of the buffer or more waiting)
  * first moves the batch to its own memory and gives all the space back
@@ -500,29 +498,24 @@ static size_t take_mapped(struct kmonlog *k)
 	/* Acquire: the records below the head are there (kmon.rst). */
 	uint64_t head = __atomic_load_n(&k->ctrl->data_head, __ATOMIC_ACQUIRE);
 	const unsigned char *p = k->data + tail % k->bufsize;
-	size_t len = head - tail, keep, off;
-	bool moved = false;
+	uint64_t waiting = head - tail;
+	size_t len, keep;
 
-	if (!len)
+	if (!waiting)
 		return 0;
-	if (len > (uint64_t)k->bufsize)
-		kmt_die(prog, KMT_EXIT_CORRUPT, "%s: %zu bytes buffered in a buffer of %ld",
-			k->dev_path, len, k->bufsize);
+	/* Before it becomes a size_t, which a 32-bit reader's may not hold. */
+	if (waiting > (uint64_t)k->bufsize)
+		kmt_die(prog, KMT_EXIT_CORRUPT, "%s: %llu bytes buffered in a buffer of %ld",
+			k->dev_path, (unsigned long long)waiting, k->bufsize);
+	len = waiting;
 	if (len >= (size_t)k->bufsize / 4) {
 		memcpy(k->buf, p, len);
 		/* Release: done with these bytes before the device reuses them. */
 		__atomic_store_n(&k->ctrl->data_tail, head, __ATOMIC_RELEASE);
 		p = k->buf;
-		moved = true;
 	}
 	keep = scan(k, p, len);
-	for (off = 0; off < keep; off += MAP_CHUNK) {
-		size_t n = keep - off < MAP_CHUNK ? keep - off : MAP_CHUNK;
-
-		write_all(k->out, p + off, n, k->out_name);
-		if (!moved)
-			__atomic_store_n(&k->ctrl->data_tail, tail + off + n, __ATOMIC_RELEASE);
-	}
+	write_all(k->out, p, keep, k->out_name);
 	/* What is past -m's limit, not written, is given back too. */
 	__atomic_store_n(&k->ctrl->data_tail, head, __ATOMIC_RELEASE);
 	k->written += keep;
@@ -539,14 +532,6 @@ static bool take_records(struct kmonlog *k)
 
 /* The longest pause of a reader of the mapping between two batches. */
 #define PACE_MAX_US	2000
-
-static uint64_t now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
 
 /*
  * A reader of the mapping need not answer every wake-up: after a batch

@@ -99,12 +99,18 @@ struct kmonlog {
 	struct kmon_stats st;
 };
 
-static uint64_t now_ms(void)
+/* CLOCK_MONOTONIC in microseconds, and in milliseconds. */
+static uint64_t now_us(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000ULL + ts.tv_nsec / 1000000;
+	return ts.tv_sec * 1000000ULL + ts.tv_nsec / 1000;
+}
+
+static uint64_t now_ms(void)
+{
+	return now_us() / 1000;
 }
 
 /*

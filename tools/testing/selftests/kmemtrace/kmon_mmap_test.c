@@ -5,8 +5,9 @@
  * another instance, byte for byte, across many wraps of a small buffer;
  * bad offsets, sizes, protections and positions each get their errno or
  * are ignored; KMON_BUFFSIZE waits for every mapping (fork()'s copies
- * and split pieces included); a mapping outlives close(); mappings and
- * resizes race without harm.
+ * and split pieces included); a mapping ends a read() waiting for
+ * records (EBUSY); a mapping outlives close(); mappings and resizes race
+ * without harm.
  *
  * Needs root. Skips, saying why, on a kernel without CONFIG_KMEMTRACE;
  * fails without CONFIG_KMON and CONFIG_KMON_SELFTEST (kmt_util.h).
@@ -23,6 +24,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -443,6 +445,58 @@ static int kmon_open_count(void)
  * The mappings keep the instance after close(): it stays started, its
  * records still come, and it goes once both are unmapped.
  */
+/* A read() of an empty started instance, on its own thread. */
+struct blocked_read {
+	int fd;
+	pid_t tid;
+	ssize_t ret;
+	int err;
+};
+
+static void *read_blocked(void *arg)
+{
+	struct blocked_read *b = arg;
+	unsigned char buf[256];
+
+	__atomic_store_n(&b->tid, (pid_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
+	b->ret = read(b->fd, buf, sizeof(buf));
+	b->err = errno;
+	return NULL;
+}
+
+/*
+ * A read() waiting for records when the instance gets mapped fails with
+ * EBUSY then, not at the next record: none comes here (no class on).
+ */
+TEST_F(kmap, mapping_ends_a_waiting_read)
+{
+	struct blocked_read b = { .fd = self->fd };
+	struct timespec until;
+	pthread_t t;
+	int err;
+
+	ASSERT_EQ(0, ioctl(self->fd, KMON_START));
+	ASSERT_EQ(0, pthread_create(&t, NULL, read_blocked, &b));
+	while (!__atomic_load_n(&b.tid, __ATOMIC_ACQUIRE))
+		usleep(1000);
+	/* Until the reader sleeps in the device (kmt_util.h), at most 5 s. */
+	ASSERT_TRUE(kmt_wait_sleeping(b.tid));
+	self->ctrl = mmap(NULL, self->page, PROT_READ | PROT_WRITE, MAP_SHARED, self->fd,
+			  CTRL_OFF(self->page));
+	ASSERT_NE(MAP_FAILED, self->ctrl) TH_LOG("mmap: %s", strerror(errno));
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 3;
+	err = pthread_timedjoin_np(t, NULL, &until);
+	if (err) {
+		/* A record ends the read, so that the thread can be joined. */
+		log_records("task 1", 1);
+		pthread_join(t, NULL);
+	}
+	ASSERT_EQ(0, err) TH_LOG("read() still waiting 3 s after the mapping");
+	ASSERT_EQ(-1, b.ret);
+	ASSERT_EQ(EBUSY, b.err);
+}
+
 TEST_F(kmap, mapping_outlives_close)
 {
 	int before = kmon_open_count(), tries;

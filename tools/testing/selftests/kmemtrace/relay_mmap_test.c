@@ -257,6 +257,10 @@ TEST_F(span, bad_arguments)
 	ASSERT_EQ(MAP_FAILED, mmap(NULL, self->size + getpagesize(), PROT_READ, MAP_SHARED,
 				   self->fd, 0));
 	ASSERT_EQ(EINVAL, errno);
+	/* Its last page would be past the buffer's end. */
+	ASSERT_EQ(MAP_FAILED, mmap(NULL, self->size, PROT_READ, MAP_SHARED, self->fd,
+				   getpagesize()));
+	ASSERT_EQ(EINVAL, errno);
 	ASSERT_EQ(MAP_FAILED, mmap(NULL, self->size, PROT_READ | PROT_WRITE, MAP_SHARED,
 				   self->fd, 0));
 	ASSERT_EQ(EACCES, errno);
