@@ -57,7 +57,12 @@ static void in_place_start(struct in_place *ip, int fd, int cpu)
 	if (by_read || ioctl(fd, KMEMTRACE_IOC_SPAN, &ip->sp) || !ip->sp.size ||
 	    ip->sp.size > SIZE_MAX)
 		return;
-	map = mmap(NULL, ip->sp.size, PROT_READ, MAP_SHARED, fd, 0);
+	/*
+	 * Populated now: relay maps a page at its first touch, and a
+	 * fault per page of the first lap cost more than the copies saved
+	 * at low rates.
+	 */
+	map = mmap(NULL, ip->sp.size, PROT_READ, MAP_SHARED | MAP_POPULATE, fd, 0);
 	if (map == MAP_FAILED) {
 		if (!__atomic_exchange_n(&map_warned, 1, __ATOMIC_RELAXED))
 			fprintf(stderr, "%s: cpu%d: cannot map its buffer: %s; reading with read()\n",
@@ -80,7 +85,9 @@ static ssize_t in_place_take(struct in_place *ip, int fd, unsigned char *buf, si
 		*p = buf;
 		return read(fd, buf, want);
 	}
-	if (!ip->sp.len && ioctl(fd, KMEMTRACE_IOC_SPAN, &ip->sp))
+	/* Nothing to give back (done 0): where the bytes are now, all of them. */
+	ip->sp.done = 0;
+	if (ioctl(fd, KMEMTRACE_IOC_SPAN, &ip->sp))
 		return -1;
 	if (ip->sp.offset > ip->size || ip->sp.len > ip->size - ip->sp.offset) {
 		errno = ERANGE;
@@ -90,10 +97,7 @@ static ssize_t in_place_take(struct in_place *ip, int fd, unsigned char *buf, si
 	return ip->sp.len < want ? ip->sp.len : want;
 }
 
-/*
- * Gives the @n bytes in_place_take() gave back to the kernel, and learns
- * where the next ones are; 0, or -1 (errno set).
- */
+/* Gives back the first @n bytes of in_place_take()'s span: 0, or -1 (errno set). */
 static int in_place_done(struct in_place *ip, int fd, size_t n)
 {
 	if (!ip->map)
@@ -279,8 +283,12 @@ static void *reader_main(void *arg)
 			 */
 			want = drain_limit - (r->bytes - drain_from);
 		}
-		/* A span the last one's give-back found is there to take. */
-		if (!draining && !ip.sp.len && poll(&pfd, 1, 100) <= 0)
+		/*
+		 * As for read(): what the current sub-buffer gained since the
+		 * last take waits until poll() says one is full, and is then
+		 * taken with the rest, not a few events at a time.
+		 */
+		if (!draining && poll(&pfd, 1, 100) <= 0)
 			continue;
 		/*
 		 * A CPU that went offline broke the pinning: the kernel let

@@ -536,9 +536,12 @@ static bool take_records(struct kmonlog *k)
 /*
  * A reader of the mapping need not answer every wake-up: after a batch
  * of less than an eighth of the buffer (@took bytes) it pauses for as
- * long as the rate it just saw takes to fill another eighth, at most
- * PACE_MAX_US, so that fewer, larger batches cost fewer wake-ups per
- * record; it never pauses while the buffer fills faster. A stop signal
+ * long as the rate it just saw takes to fill another eighth, so that
+ * fewer, larger batches cost fewer wake-ups per record. It never pauses
+ * while the buffer fills faster, nor at a rate that would not fill an
+ * eighth within PACE_MAX_US: the device's own flushes wake it seldom
+ * enough then, and a pause would be one wake-up more per batch. After
+ * a wake-up with nothing to take it pauses PACE_MAX_US. A stop signal
  * ends the pause (EINTR).
  */
 static void pace(struct kmonlog *k, size_t took)
@@ -551,7 +554,7 @@ static void pace(struct kmonlog *k, size_t took)
 		return;
 	us = took ? (uint64_t)k->bufsize / 8 * dt / took : PACE_MAX_US;
 	if (us > PACE_MAX_US)
-		us = PACE_MAX_US;
+		return;
 	ts.tv_sec = 0;
 	ts.tv_nsec = us * 1000;
 	nanosleep(&ts, NULL);
