@@ -93,21 +93,15 @@ FIXTURE_SETUP(span)
 {
 	struct kmemtrace_span sp = {};
 	cpu_set_t cpus;
-	char *s;
 
 	self->fd = -1;
 	self->map = MAP_FAILED;
 	KMT_NEED_KMEMTRACE();
 	KMT_REQUIRE(KMT_DIR "/enable", "CONFIG_KMEMTRACE_ALLOC");
 	KMT_REQUIRE(TRIGGER, "CONFIG_KMEMTRACE_ALLOC_SELFTEST");
-	s = kmt_read_file(KMT_DIR "/enable", NULL);
-	ASSERT_NE(NULL, s);
-	snprintf(self->enable, sizeof(self->enable), "%s", s);
-	free(s);
-	s = kmt_read_file(KMT_DIR "/mask", NULL);
-	ASSERT_NE(NULL, s);
-	snprintf(self->mask, sizeof(self->mask), "%s", s);
-	free(s);
+	/* Restored by the teardown. */
+	ASSERT_NE(NULL, kmt_read_text(KMT_DIR "/enable", self->enable, sizeof(self->enable)));
+	ASSERT_NE(NULL, kmt_read_text(KMT_DIR "/mask", self->mask, sizeof(self->mask)));
 	/* On CPU 0, its buffer's own: the storms write there, spans see whole events. */
 	CPU_ZERO(&cpus);
 	CPU_SET(0, &cpus);
