@@ -441,10 +441,6 @@ static int kmon_open_count(void)
 	return p ? atoi(p + 6) : -1;
 }
 
-/*
- * The mappings keep the instance after close(): it stays started, its
- * records still come, and it goes once both are unmapped.
- */
 /* A read() of an empty started instance, on its own thread. */
 struct blocked_read {
 	int fd;
@@ -497,6 +493,10 @@ TEST_F(kmap, mapping_ends_a_waiting_read)
 	ASSERT_EQ(EBUSY, b.err);
 }
 
+/*
+ * The mappings keep the instance after close(): it stays started, its
+ * records still come, and it goes once both are unmapped.
+ */
 TEST_F(kmap, mapping_outlives_close)
 {
 	int before = kmon_open_count(), tries;
