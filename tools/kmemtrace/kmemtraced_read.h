@@ -58,9 +58,8 @@ static void in_place_start(struct in_place *ip, int fd, int cpu)
 	    ip->sp.size > SIZE_MAX)
 		return;
 	/*
-	 * Populated now: relay maps a page at its first touch, and a
-	 * fault per page of the first lap cost more than the copies saved
-	 * at low rates.
+	 * Populated now: relay maps a page at its first touch; this takes
+	 * those faults here, once, not in the first lap's write()s.
 	 */
 	map = mmap(NULL, ip->sp.size, PROT_READ, MAP_SHARED | MAP_POPULATE, fd, 0);
 	if (map == MAP_FAILED) {
@@ -76,10 +75,12 @@ static void in_place_start(struct in_place *ip, int fd, int cpu)
 
 /*
  * The next bytes to copy, at most @want, in *@p: in place or read() into
- * @buf. Returns how many, 0 for none yet, -1 (errno set) on an error.
+ * @buf. In place, @fresh asks the kernel where they are now; else the
+ * span in_place_done() was given serves, if it has bytes. Returns how
+ * many, 0 for none yet, -1 (errno set) on an error.
  */
 static ssize_t in_place_take(struct in_place *ip, int fd, unsigned char *buf, size_t want,
-			     const unsigned char **p)
+			     const unsigned char **p, bool fresh)
 {
 	if (!ip->map) {
 		*p = buf;
@@ -87,7 +88,7 @@ static ssize_t in_place_take(struct in_place *ip, int fd, unsigned char *buf, si
 	}
 	/* Nothing to give back (done 0): where the bytes are now, all of them. */
 	ip->sp.done = 0;
-	if (ioctl(fd, KMEMTRACE_IOC_SPAN, &ip->sp))
+	if ((fresh || !ip->sp.len) && ioctl(fd, KMEMTRACE_IOC_SPAN, &ip->sp))
 		return -1;
 	if (ip->sp.offset > ip->size || ip->sp.len > ip->size - ip->sp.offset) {
 		errno = ERANGE;
@@ -97,13 +98,19 @@ static ssize_t in_place_take(struct in_place *ip, int fd, unsigned char *buf, si
 	return ip->sp.len < want ? ip->sp.len : want;
 }
 
-/* Gives back the first @n bytes of in_place_take()'s span: 0, or -1 (errno set). */
-static int in_place_done(struct in_place *ip, int fd, size_t n)
+/*
+ * Gives back the first @n bytes of in_place_take()'s span, and learns
+ * where the next ones are, in the same call. Returns how many bytes
+ * that next span has (read(): 0), or -1 (errno set).
+ */
+static ssize_t in_place_done(struct in_place *ip, int fd, size_t n)
 {
 	if (!ip->map)
 		return 0;
 	ip->sp.done = n;
-	return ioctl(fd, KMEMTRACE_IOC_SPAN, &ip->sp) ? -1 : 0;
+	if (ioctl(fd, KMEMTRACE_IOC_SPAN, &ip->sp))
+		return -1;
+	return ip->sp.len;
 }
 
 /* ---- the readers ------------------------------------------------------- */
@@ -241,6 +248,9 @@ static void *reader_main(void *arg)
 	struct in_place ip;
 	struct pin pn = {};
 	bool draining = false;
+	/* In place: bytes taken since poll(), and what the last give-back left. */
+	size_t taken = 0;
+	ssize_t next = 0;
 	__u64 drain_from = 0;
 	useconds_t unpinned_wait = 10000;
 	char *what;
@@ -260,6 +270,7 @@ static void *reader_main(void *arg)
 	for (;;) {
 		struct pollfd pfd = { .fd = r->in, .events = POLLIN };
 		const unsigned char *p;
+		bool fresh;
 		size_t want = READ_SIZE;
 		ssize_t n;
 
@@ -286,10 +297,19 @@ static void *reader_main(void *arg)
 		/*
 		 * As for read(): what the current sub-buffer gained since the
 		 * last take waits until poll() says one is full, and is then
-		 * taken with the rest, not a few events at a time.
+		 * taken with the rest, not a few events at a time. A span
+		 * ends at its sub-buffer where read() goes on; the spans that
+		 * follow are taken without a poll() each, up to what one
+		 * read() copies.
 		 */
-		if (!draining && poll(&pfd, 1, 100) <= 0)
-			continue;
+		if (next > 0 && taken < READ_SIZE) {
+			fresh = false;
+		} else {
+			fresh = true;
+			taken = 0;
+			if (!draining && poll(&pfd, 1, 100) <= 0)
+				continue;
+		}
 		/*
 		 * A CPU that went offline broke the pinning: the kernel let
 		 * the thread run anywhere, and may have put it back on its
@@ -314,7 +334,8 @@ static void *reader_main(void *arg)
 			}
 		}
 		unpinned_wait = 10000;
-		n = in_place_take(&ip, r->in, buf, want, &p);
+		n = in_place_take(&ip, r->in, buf, want, &p, fresh);
+		next = 0;
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -333,7 +354,9 @@ static void *reader_main(void *arg)
 			__atomic_store_n(&r->events, r->events + count_events(r, p, n),
 					 __ATOMIC_RELAXED);
 		__atomic_store_n(&r->bytes, r->bytes + n, __ATOMIC_RELAXED);
-		if (in_place_done(&ip, r->in, n)) {
+		taken += n;
+		next = in_place_done(&ip, r->in, n);
+		if (next < 0) {
 			r->err = errno;
 			break;
 		}
