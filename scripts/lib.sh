@@ -12,6 +12,7 @@ KOBJ=$BUILD/kernel
 KOBJ_OFF=$BUILD/kernel-off
 KOBJ_DEBUG=$BUILD/kernel-debug
 KOBJ_KCSAN=$BUILD/kernel-kcsan
+KOBJ_RT=$BUILD/kernel-rt
 # Guest images and the static user space that goes into them.
 IMAGES=$BUILD/images
 # ccache lives outside the repository so a fresh clone still hits it.
