@@ -5,7 +5,7 @@
 
 SCRIPTS := scripts
 
-.PHONY: all demo check check-kcsan check-docs bisect bench deps prepare kernel kernel-off user kunit export clean distclean help
+.PHONY: all demo check check-kcsan check-configs check-docs bisect bench deps prepare kernel kernel-off user kunit export clean distclean help
 
 all: help
 
@@ -13,6 +13,7 @@ help:
 	@echo 'make demo      install deps, prepare, build, boot the guest and show a capture'
 	@echo 'make check     all checks and tests (static, sparse, KUnit, kselftests, runner)'
 	@echo 'make check-kcsan  the KCSAN kernel and the kselftests on it (not in make check: ~10 min cold)'
+	@echo 'make check-configs  the series on other configurations: PREEMPT_RT with lockdep (not in make check)'
 	@echo 'make check-docs   Sphinx of every page the series touches (ABI too), rendered to PNG'
 	@echo 'make bisect    build every commit of the series, feature off and on, and check each (~30 min)'
 	@echo 'make bench     the cost table: allocation path, KTR trace points, scheduler'
@@ -33,6 +34,9 @@ check:
 
 check-kcsan:
 	@$(SCRIPTS)/check-kcsan
+
+check-configs: prepare
+	@$(SCRIPTS)/check-configs
 
 check-docs: prepare
 	@$(SCRIPTS)/install-deps --docs
