@@ -261,7 +261,12 @@ TEST_F(ktr, delta_t_is_ns)
 			ASSERT_STREQ("ktr selftest: delay done", line + off);
 			TH_LOG("100000 us: Delta-T %llu ns, ktime_get_ns() %llu ns",
 			       delta, took);
-			EXPECT_GE(took, 95000000ULL);
+			/*
+			 * mdelay() is only as exact as its calibration: the
+			 * debug guest under emulation once took 86 ms. What
+			 * is compared needs a long interval, not an exact one.
+			 */
+			EXPECT_GE(took, 50000000ULL);
 			EXPECT_LE(delta, took + took / 200 + 20000);
 			EXPECT_GE(delta + took / 200 + 20000, took);
 			break;
