@@ -13,7 +13,7 @@ help:
 	@echo 'make demo      install deps, prepare, build, boot the guest and show a capture'
 	@echo 'make check     all checks and tests (static, sparse, KUnit, kselftests, runner)'
 	@echo 'make check-kcsan  the KCSAN kernel and the kselftests on it (not in make check: ~10 min cold)'
-	@echo 'make check-configs  the series on other configurations: PREEMPT_RT with lockdep (not in make check)'
+	@echo 'make check-configs  the series on other configurations: PREEMPT_RT with lockdep, x86_64_defconfig, 64 CPUs, arm64 (not in make check)'
 	@echo 'make check-docs   Sphinx of every page the series touches (ABI too), rendered to PNG'
 	@echo 'make bisect    build every commit of the series, feature off and on, and check each (~30 min)'
 	@echo 'make bench     the cost table: allocation path, KTR trace points, scheduler'
@@ -36,6 +36,7 @@ check-kcsan:
 	@$(SCRIPTS)/check-kcsan
 
 check-configs: prepare
+	@$(SCRIPTS)/install-deps --configs
 	@$(SCRIPTS)/check-configs
 
 check-docs: prepare

@@ -13,6 +13,9 @@ KOBJ_OFF=$BUILD/kernel-off
 KOBJ_DEBUG=$BUILD/kernel-debug
 KOBJ_KCSAN=$BUILD/kernel-kcsan
 KOBJ_RT=$BUILD/kernel-rt
+KOBJ_DISTRO=$BUILD/kernel-distro
+KOBJ_CPUS64=$BUILD/kernel-cpus64
+KOBJ_ARM64=$BUILD/kernel-arm64
 # Guest images and the static user space that goes into them.
 IMAGES=$BUILD/images
 # ccache lives outside the repository so a fresh clone still hits it.
@@ -93,8 +96,9 @@ tarball_top() {
 }
 
 # kmake ARGS: make in kernel-tree/ with ccache and the job count.
+# KMAKE_CROSS: a cross-compiler's prefix, with ARCH= among ARGS.
 kmake() {
-	make -C "$KTREE" -j"$JOBS" CC="ccache gcc" HOSTCC="ccache gcc" \
+	make -C "$KTREE" -j"$JOBS" CC="ccache ${KMAKE_CROSS:-}gcc" HOSTCC="ccache gcc" \
 		KBUILD_BUILD_TIMESTAMP='Thu Jan  1 00:00:00 UTC 2026' \
 		KBUILD_BUILD_USER=builder KBUILD_BUILD_HOST=workbench "$@"
 }

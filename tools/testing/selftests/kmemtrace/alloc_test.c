@@ -43,8 +43,6 @@
 #define KMT_ST_CACHE_NAME	"kmemtrace_selftest"
 #define TRIGGER		KMT_DIR "/alloc_selftest"
 
-#define CPU1_ONLINE "/sys/devices/system/cpu/cpu1/online"
-
 static const struct cache_line *find_cache(const struct cache_line *c, size_t n,
 					   unsigned long long id)
 {
@@ -253,13 +251,15 @@ FIXTURE_SETUP(alloc)
 
 FIXTURE_TEARDOWN(alloc)
 {
+	char online[64];
+
 	if (self->daemon > 0) {
 		kill(self->daemon, SIGKILL);
 		waitpid(self->daemon, NULL, 0);
 	}
 	/* A hotplug test that failed half-way leaves no CPU offline. */
-	if (!access(CPU1_ONLINE, W_OK))
-		kmt_write_str(CPU1_ONLINE, "1");
+	if (kmt_hotplug_cpu(online, sizeof(online)) > 0 && !access(online, W_OK))
+		kmt_write_str(online, "1");
 	kmt_write_str(KMT_DIR "/mask", self->mask);
 	kmt_write_str(KMT_DIR "/enable", self->enable);
 	if (self->dir[0])
@@ -776,7 +776,7 @@ TEST_F_TIMEOUT(alloc, overruns_accounted_exactly, 120)
 			     self->dir));
 }
 
-/* Events from a task pinned to CPU 1, counted in its capture file. */
+/* Events from a task pinned to one CPU, counted in its capture file. */
 static unsigned long long count_pid(const char *path, pid_t pid)
 {
 	unsigned long long n = 0;
@@ -793,44 +793,49 @@ static unsigned long long count_pid(const char *path, pid_t pid)
 }
 
 /*
- * CPU 1 goes offline and comes back during a capture: its buffer and file
- * stay, its reader follows it, and the capture is complete and clean.
+ * The highest-numbered CPU goes offline and comes back during a capture:
+ * its buffer and file stay, its reader follows it, and the capture is
+ * complete and clean.
  */
 TEST_F_TIMEOUT(alloc, cpu_hotplug_mid_capture, 120)
 {
-	char cap[64], bin[PATH_MAX], path[PATH_MAX];
-	cpu_set_t set;
-	int status;
+	char cap[64], bin[PATH_MAX], path[PATH_MAX], online[64];
+	cpu_set_t *set;
+	int status, cpu = kmt_hotplug_cpu(online, sizeof(online));
 	pid_t child;
 
-	if (sysconf(_SC_NPROCESSORS_CONF) < 2)
-		SKIP(return, "one CPU: no CPU 1 to take offline");
-	KMT_REQUIRE(CPU1_ONLINE, "CONFIG_HOTPLUG_CPU");
+	ASSERT_LE(0, cpu) TH_LOG("/sys/devices/system/cpu/present: unreadable");
+	if (!cpu)
+		SKIP(return, "one CPU: none but CPU 0 to take offline");
+	KMT_REQUIRE(online, "CONFIG_HOTPLUG_CPU");
 	ASSERT_EQ(0, kmt_write_str(KMT_DIR "/mask", "0x10000"));
 	start_capture(_metadata, self->dir, NULL, &self->daemon);
-	ASSERT_EQ(0, kmt_write_str(CPU1_ONLINE, "0"));
+	ASSERT_EQ(0, kmt_write_str(online, "0"));
 	usleep(300000);
-	ASSERT_EQ(0, kmt_write_str(CPU1_ONLINE, "1"));
+	ASSERT_EQ(0, kmt_write_str(online, "1"));
 	usleep(300000);
-	/* 1000 kmalloc/kfree pairs on CPU 1, after it came back. */
+	/* 1000 kmalloc/kfree pairs on that CPU, after it came back. */
 	child = fork();
 	ASSERT_LE(0, child);
 	if (!child) {
-		CPU_ZERO(&set);
-		CPU_SET(1, &set);
-		if (sched_setaffinity(0, sizeof(set), &set))
+		set = CPU_ALLOC(cpu + 1);
+		if (!set)
+			_exit(1);
+		CPU_ZERO_S(CPU_ALLOC_SIZE(cpu + 1), set);
+		CPU_SET_S(cpu, CPU_ALLOC_SIZE(cpu + 1), set);
+		if (sched_setaffinity(0, CPU_ALLOC_SIZE(cpu + 1), set))
 			_exit(1);
 		_exit(kmt_write_str(TRIGGER, "storm 1000") ? 2 : 0);
 	}
 	ASSERT_EQ(child, waitpid(child, &status, 0));
-	/* 1: not on CPU 1, 2: the storm failed */
+	/* 1: not on that CPU, 2: the storm failed */
 	ASSERT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status)) TH_LOG("child: status %#x", status);
 	stop_capture(_metadata, &self->daemon, &status);
 	ASSERT_TRUE(WIFEXITED(status));
 	EXPECT_EQ(KMT_EXIT_OK, WEXITSTATUS(status));
 
 	snprintf(cap, sizeof(cap), "%s/cap", self->dir);
-	snprintf(path, sizeof(path), "%s/cpu1", cap);
+	snprintf(path, sizeof(path), "%s/cpu%d", cap, cpu);
 	/* The storm's 2000, and whatever else the child allocated. */
 	EXPECT_LE(2000ULL, count_pid(path, child));
 	KMT_TOOL(bin, "kmemtrace-check");

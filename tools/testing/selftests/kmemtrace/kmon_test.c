@@ -31,6 +31,7 @@
 #include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/types.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -772,8 +773,24 @@ TEST_F(kmon, two_instances)
 }
 
 /*
- * Records from a softirq, a hard interrupt, and an NMI if the machine has
- * one, each in the ring of its context.
+ * Whether the kernel has the "nmi" trigger: it is built where the kernel
+ * can send its own CPU an NMI (CONFIG_KMON_SELFTEST_NMI: x86 with a local
+ * APIC), and elsewhere answers EOPNOTSUPP. The kernel's machine, as
+ * uname() names it, not this program's: a 32-bit one runs on x86_64.
+ */
+static bool kernel_has_nmi_trigger(void)
+{
+	struct utsname u;
+
+	if (uname(&u))
+		return true;	/* the trigger's answer decides */
+	return !strcmp(u.machine, "x86_64") ||
+	       (u.machine[0] == 'i' && !strcmp(u.machine + 2, "86"));
+}
+
+/*
+ * Records from a softirq, a hard interrupt, and an NMI where the trigger
+ * can send one, each in the ring of its context.
  */
 TEST_F(kmon, interrupt_contexts)
 {
@@ -791,8 +808,10 @@ TEST_F(kmon, interrupt_contexts)
 		ASSERT_EQ(0, ioctl(self->fd, KMON_START));
 		ret = trigger(runs[r].cmd, &logged, &ctx, &error);
 		ASSERT_EQ(0, ioctl(self->fd, KMON_STOP));
-		if (runs[r].ctx == KMON_CTX_NMI && (ret == -ETIMEDOUT || ret == -EOPNOTSUPP))
-			SKIP(return, "no NMI could be sent to this CPU (%s)", strerror(-ret));
+		if (runs[r].ctx == KMON_CTX_NMI && !kernel_has_nmi_trigger()) {
+			ASSERT_EQ(-EOPNOTSUPP, ret);
+			SKIP(return, "no NMI trigger on this architecture: x86 only");
+		}
 		ASSERT_EQ(0, ret) TH_LOG("%s: %s", runs[r].cmd, strerror(-ret));
 		ASSERT_EQ(n, logged);
 		ASSERT_EQ(runs[r].ctx, ctx);

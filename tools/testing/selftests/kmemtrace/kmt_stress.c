@@ -30,7 +30,7 @@
  *                        kernel counted lost
  *   tools_bad_outputs    kmonlog and kmemtraced with files they cannot
  *                        write: exit 2 at once, naming the file
- *   hotplug_capture      CPU 1 taken offline and back while kmemtraced
+ *   hotplug_capture      the last CPU taken offline and back while kmemtraced
  *                        and a /dev/kmon instance capture a storm
  *   alloc_failures       the same interfaces with a share of this task's
  *                        slab and page allocations failing (failslab,
@@ -77,7 +77,6 @@
 #include "kmon_trigger.h"
 
 #define ALLOC_TRIGGER	KMT_DIR "/alloc_selftest"
-#define CPU1_ONLINE	"/sys/devices/system/cpu/cpu1/online"
 
 static int seconds = 3;
 static int stop_flag;
@@ -302,12 +301,14 @@ FIXTURE_SETUP(stress)
 
 FIXTURE_TEARDOWN(stress)
 {
+	char online[64];
+
 	set_stop(1);
 	/* alloc_failures' settings, should it have stopped half-way. */
 	kmt_write_str("/sys/kernel/debug/failslab/probability", "0");
 	kmt_write_str("/sys/kernel/debug/fail_page_alloc/probability", "0");
-	if (!access(CPU1_ONLINE, W_OK))
-		kmt_write_str(CPU1_ONLINE, "1");
+	if (kmt_hotplug_cpu(online, sizeof(online)) > 0 && !access(online, W_OK))
+		kmt_write_str(online, "1");
 	kmt_write_str(KMT_DIR "/mask", self->mask);
 	kmt_write_str(KMT_DIR "/enable", self->enable);
 	if (self->dir[0])
@@ -957,10 +958,13 @@ TEST_F_TIMEOUT(stress, hotplug_capture, 300)
 	pthread_t storms[2];
 	int nstorms, status, i;
 	uint64_t end;
+	char online[64];
+	int cpu = kmt_hotplug_cpu(online, sizeof(online));
 
-	if (sysconf(_SC_NPROCESSORS_CONF) < 2)
-		SKIP(return, "one CPU: no CPU 1 to take offline");
-	KMT_REQUIRE(CPU1_ONLINE, "CONFIG_HOTPLUG_CPU");
+	ASSERT_LE(0, cpu) TH_LOG("/sys/devices/system/cpu/present: unreadable");
+	if (!cpu)
+		SKIP(return, "one CPU: none but CPU 0 to take offline");
+	KMT_REQUIRE(online, "CONFIG_HOTPLUG_CPU");
 	r.fd = start_instance(4 << 20);
 	ASSERT_LE(0, r.fd);
 	ASSERT_EQ(0, pthread_create(&r.thread, NULL, reader_thread, &r));
@@ -968,10 +972,10 @@ TEST_F_TIMEOUT(stress, hotplug_capture, 300)
 	ASSERT_LT(0, nstorms);
 	end = deadline();
 	while (!time_up(end)) {
-		ASSERT_EQ(0, kmt_write_str(CPU1_ONLINE, "0"));
+		ASSERT_EQ(0, kmt_write_str(online, "0"));
 		ASSERT_EQ(0, trigger("task", 500));
 		usleep(100000);
-		ASSERT_EQ(0, kmt_write_str(CPU1_ONLINE, "1"));
+		ASSERT_EQ(0, kmt_write_str(online, "1"));
 		ASSERT_EQ(0, trigger("task", 500));
 		usleep(100000);
 		cycles++;
@@ -996,9 +1000,9 @@ TEST_F_TIMEOUT(stress, hotplug_capture, 300)
 		}
 		for (i = 0; i < 6; i++) {
 			usleep(200000);
-			ASSERT_EQ(0, kmt_write_str(CPU1_ONLINE, i & 1 ? "1" : "0"));
+			ASSERT_EQ(0, kmt_write_str(online, i & 1 ? "1" : "0"));
 		}
-		ASSERT_EQ(0, kmt_write_str(CPU1_ONLINE, "1"));
+		ASSERT_EQ(0, kmt_write_str(online, "1"));
 		ASSERT_EQ(pid, waitpid(pid, &status, 0));
 		ASSERT_TRUE(WIFEXITED(status));
 		EXPECT_TRUE(clean_or_lossy(WEXITSTATUS(status)))
@@ -1020,7 +1024,8 @@ TEST_F_TIMEOUT(stress, hotplug_capture, 300)
 		close(r.fd);
 		expect_accounted(_metadata, self->dir, "hp");
 	}
-	TH_LOG("%llu offline/online cycles of CPU 1 under a storm and a kmon capture", cycles);
+	TH_LOG("%llu offline/online cycles of CPU %d under a storm and a kmon capture",
+	       cycles, cpu);
 	EXPECT_LT(0ULL, cycles);
 	expect_balanced(_metadata);
 }

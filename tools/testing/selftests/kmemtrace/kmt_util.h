@@ -171,6 +171,35 @@ static inline char *kmt_read_text(const char *path, char *buf, size_t size)
 }
 
 /*
+ * The CPU the hotplug tests take offline and back: the highest-numbered
+ * one present (the last number of /sys/devices/system/cpu/present), CPU 1
+ * on a two-CPU guest, CPU 63 on a 64-CPU one, with the path of its
+ * "online" file in @online. 0 if CPU 0 is the only one, -1 if the list
+ * cannot be read or parsed.
+ */
+static inline int kmt_hotplug_cpu(char *online, size_t len)
+{
+	char buf[4096];
+	size_t n;
+	long cpu;
+
+	online[0] = '\0';
+	if (!kmt_read_text("/sys/devices/system/cpu/present", buf, sizeof(buf)))
+		return -1;
+	n = strcspn(buf, "\n");
+	buf[n] = '\0';
+	while (n && buf[n - 1] >= '0' && buf[n - 1] <= '9')
+		n--;
+	if (!buf[n])
+		return -1;
+	cpu = strtol(buf + n, NULL, 10);
+	if (cpu < 0 || cpu > 65535)
+		return -1;
+	snprintf(online, len, "/sys/devices/system/cpu/cpu%ld/online", cpu);
+	return cpu;
+}
+
+/*
  * Reads every kmemtrace cpu<n> file to its end, as a reader does before
  * handing the buffers on. Once tracing is off and every file has been
  * drained and closed, the kernel frees the buffers with their files: a
