@@ -155,6 +155,12 @@ static void settle(void)
 /* ---- kmon_churn ----------------------------------------------------- */
 
 #define CHURN_THREADS	4
+/*
+ * Operations each churn thread makes at least, past its deadline if it
+ * must: on a loaded or emulated machine with many CPUs, the seconds may
+ * not be enough, and the test's claim is about what the operations do.
+ */
+#define CHURN_MIN_OPS	50ULL
 #define CHURN_FDS	4
 
 struct churn {
@@ -238,7 +244,7 @@ static void *churn_thread(void *arg)
 
 	for (i = 0; i < CHURN_FDS; i++)
 		fds[i] = -1;
-	while (buf && !time_up(end)) {
+	while (buf && (!time_up(end) || c->ops < CHURN_MIN_OPS)) {
 		i = rnd(&c->seed) % (CHURN_FDS + 2);
 		if (i >= CHURN_FDS) {
 			/* The shared instance, raced with the other threads. */
@@ -346,13 +352,13 @@ TEST_F_TIMEOUT(stress, kmon_churn, 300)
 		ops += c[i].ops;
 		EXPECT_EQ(0ULL, c[i].errors)
 			TH_LOG("thread %d: first unexpected error %s", i, c[i].bad);
+		EXPECT_LE(CHURN_MIN_OPS, c[i].ops) TH_LOG("thread %d stopped early", i);
 	}
 	set_stop(1);
 	pthread_join(src, NULL);
 	close(shared);
 	TH_LOG("%llu /dev/kmon operations by %d threads in %d s, %llu trigger writes meanwhile",
 	       ops, CHURN_THREADS, seconds, sources);
-	EXPECT_LT(100ULL, ops);
 	EXPECT_LT(0ULL, sources);
 	expect_balanced(_metadata);
 }
