@@ -6,7 +6,7 @@
 # KMON_GET_BUFFSIZE take a 4-byte long there, with their own numbers.
 #
 # Skips, saying why, when kmon_test_32 could not be built (no 32-bit
-# compiler, gcc-multilib on Debian), or when it does not start and the
+# compiler: gcc-12-multilib or the like on Debian), or when it does not start and the
 # kernel is shown not to run 32-bit programs: /proc/config.gz without
 # CONFIG_IA32_EMULATION, no /proc/sys/abi/vsyscall32 on x86-64 (it
 # exists exactly when CONFIG_IA32_EMULATION does), ia32_emulation=off

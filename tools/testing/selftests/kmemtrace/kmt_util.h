@@ -172,10 +172,10 @@ static inline char *kmt_read_text(const char *path, char *buf, size_t size)
 
 /*
  * The CPU the hotplug tests take offline and back: the highest-numbered
- * one present (the last number of /sys/devices/system/cpu/present), CPU 1
+ * one online (the last number of /sys/devices/system/cpu/online), CPU 1
  * on a two-CPU guest, CPU 63 on a 64-CPU one, with the path of its
- * "online" file in @online. 0 if CPU 0 is the only one, -1 if the list
- * cannot be read or parsed.
+ * "online" file in @online; never one an administrator took offline. 0
+ * if CPU 0 is the only one, -1 if the list cannot be read or parsed.
  */
 static inline int kmt_hotplug_cpu(char *online, size_t len)
 {
@@ -184,7 +184,8 @@ static inline int kmt_hotplug_cpu(char *online, size_t len)
 	long cpu;
 
 	online[0] = '\0';
-	if (!kmt_read_text("/sys/devices/system/cpu/present", buf, sizeof(buf)))
+	if (!kmt_read_text("/sys/devices/system/cpu/online", buf, sizeof(buf)) ||
+	    strlen(buf) == sizeof(buf) - 1)
 		return -1;
 	n = strcspn(buf, "\n");
 	buf[n] = '\0';
