@@ -34,6 +34,7 @@
 #include "kmt_meta.h"
 #include "kmt_msg.h"
 #include "kmt_nice.h"
+#include "kmt_pace.h"
 #include "kmt_size.h"
 
 /* The one rule of -o, in the help, the man page and the refusals. */
@@ -62,6 +63,12 @@ static int reader_nice = KMT_NICE_DEFAULT;
 static bool nice_given, nice_set;
 /* --read: read() the cpu<n> files instead of reading them in place. */
 static bool by_read;
+/*
+ * In place, the span a give-back returns is taken at once only from
+ * this size up, half a sub-buffer: a smaller one is the tail of the
+ * sub-buffer the kernel is writing, which poll() waits for, as for read().
+ */
+static __u64 span_now_min;
 
 /*
  * A CPU file's reader. The thread writes events and bytes with
@@ -299,21 +306,11 @@ static void set_enable(const char *dir, const char *v)
 	free(path);
 }
 
+/* All of @n bytes of @buf to @fd (kmt_write_all()), or exit naming @what. */
 static void write_all(int fd, const void *buf, size_t n, const char *what)
 {
-	const char *p = buf;
-
-	while (n) {
-		ssize_t w = write(fd, p, n);
-
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			fatal("writing %s: %s", what, strerror(errno));
-		}
-		p += w;
-		n -= w;
-	}
+	if (kmt_write_all(fd, buf, n))
+		fatal("writing %s: %s", what, strerror(errno));
 }
 
 /*

@@ -36,6 +36,7 @@
 #include "kmt_meta.h"
 #include "kmt_msg.h"
 #include "kmt_nice.h"
+#include "kmt_pace.h"
 #include "kmt_size.h"
 
 /* What one read() asks for: the device returns as many whole records as fit. */
@@ -71,7 +72,7 @@ static const char *prog = "kmonlog";
  * @buf: READ_SIZE bytes, what one read() returns; with the mapping, the
  *	buffer's size, where take_mapped() moves a batch when behind
  * @t0, @deadline: when the capture started and when -t ends it (ms)
- * @last_take_us: when the mapping was last read (pace())
+ * @pace: when the mapping was last read (pace())
  * @written: bytes written to the output
  * @records_read: records read from the device, written or past -m
  * @past_records, @past_bytes: read but not written, past -m's limit
@@ -93,45 +94,24 @@ struct kmonlog {
 	struct kmon_mmap_page *ctrl;
 	const unsigned char *data;
 	unsigned char *buf;
-	uint64_t t0, deadline, last_take_us;
+	uint64_t t0, deadline;
+	struct kmt_pace pace;
 	unsigned long long written, records_read, past_records, past_bytes;
 	bool limit_hit;
 	struct kmon_stats st;
 };
 
-/* CLOCK_MONOTONIC in microseconds, and in milliseconds. */
-static uint64_t now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000ULL + ts.tv_nsec / 1000;
-}
-
+/* CLOCK_MONOTONIC in milliseconds. */
 static uint64_t now_ms(void)
 {
-	return now_us() / 1000;
+	return kmt_now_us() / 1000;
 }
 
-/*
- * All of @len bytes of @buf to @fd, or exit 2 naming @name. A write that
- * a stop signal interrupts is resumed: the first signal stops the
- * capture, it does not throw away what was read (the second one kills).
- */
+/* All of @len bytes of @buf to @fd (kmt_write_all()), or exit 2 naming @name. */
 static void write_all(int fd, const void *buf, size_t len, const char *name)
 {
-	const char *p = buf;
-
-	while (len) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			fatal("%s: %s", name, n ? strerror(errno) : "nothing written");
-		p += n;
-		len -= n;
-	}
+	if (kmt_write_all(fd, buf, len))
+		fatal("%s: %s", name, strerror(errno));
 }
 
 /*

@@ -28,6 +28,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #define KMT_EXIT_OK		0
 #define KMT_EXIT_DATA		1
@@ -149,6 +150,32 @@ static inline bool kmt_same_fd_file(int fd, const char *path)
 	if (fstat(fd, &sa) || stat(path, &sb))
 		return false;
 	return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+/*
+ * All of @len bytes at @buf to @fd, or -1 with errno (EIO for a write()
+ * that took nothing). A write() a signal interrupts is resumed: the
+ * first stop signal ends a capture, it does not throw away what was
+ * read (the second one kills).
+ */
+static inline int kmt_write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	while (len) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			if (!n)
+				errno = EIO;
+			return -1;
+		}
+		p += n;
+		len -= n;
+	}
+	return 0;
 }
 
 #endif /* KMT_CLI_H */
