@@ -26,11 +26,14 @@
 #define PIN_CPU_LIMIT	(1024 * 1024)
 /*
  * The longest pause of a reader in place between two batches
- * (kmt_pace.h). A pause fills the default 4 MiB buffer only at 400 MB/s,
- * some 8 million events a second from one CPU, several times what one
- * CPU can make; the highest rate measured fills it in 110 ms.
+ * (kmt_pace.h), for a buffer of READER_PACE_REF bytes or more; less in
+ * proportion for a smaller one. A pause fills the default 4 MiB buffer
+ * only at 400 MB/s, some 8 million events a second from one CPU,
+ * several times what one CPU can make; the highest rate measured fills
+ * it in 110 ms.
  */
 #define READER_PACE_MAX_US	10000
+#define READER_PACE_REF		(4 << 20)
 /* Two descriptors per CPU file: the relay file and its copy. */
 #define FDS_PER_CPU	2
 
@@ -262,6 +265,9 @@ static void *reader_main(void *arg)
 	 */
 	size_t taken = 0, take_max;
 	ssize_t next = 0;
+	/* In place: the last take left part of its span (want, drain). */
+	bool partial = false;
+	uint64_t pace_max;
 	__u64 drain_from = 0;
 	useconds_t unpinned_wait = 10000;
 	char *what;
@@ -279,6 +285,7 @@ static void *reader_main(void *arg)
 			prog, reader_nice, strerror(errno));
 	in_place_start(&ip, r->in, r->cpu);
 	take_max = ip.map && ip.size / 8 > READ_SIZE ? ip.size / 8 : READ_SIZE;
+	pace_max = kmt_pace_max(ip.size, READER_PACE_REF, READER_PACE_MAX_US);
 	kmt_pace_start(&pc);
 	for (;;) {
 		struct pollfd pfd = { .fd = r->in, .events = POLLIN };
@@ -313,21 +320,21 @@ static void *reader_main(void *arg)
 		 * taken with the rest, not a few events at a time. A span
 		 * ends at its sub-buffer where read() goes on; the spans that
 		 * follow are taken without a poll() each, up to an eighth of
-		 * the buffer, if they are of half a sub-buffer or more. A
-		 * smaller one is what the kernel has written so far of the
+		 * the buffer, if they are the rest of a span the last take
+		 * left (READ_SIZE at a time) or of half a sub-buffer or more.
+		 * A smaller one is what the kernel has written so far of the
 		 * sub-buffer it is in (whose tail poll() waits for), or of a
 		 * full one, which poll() reports at once; taken at once, it
 		 * would be a few events at a time, among them the reader's
 		 * own allocations. Before poll(), a pause (kmt_pace.h) lets
 		 * a few sub-buffers fill: one wake-up takes them all.
 		 */
-		if (next > 0 && (__u64)next >= span_now_min && taken < take_max) {
+		if (next > 0 && (partial || (__u64)next >= span_now_min) && taken < take_max) {
 			fresh = false;
 		} else {
 			fresh = true;
 			if (ip.map && taken && !draining)
-				kmt_pause_us(kmt_pace_us(&pc, taken, ip.size / 8,
-							 READER_PACE_MAX_US));
+				kmt_pause_us(kmt_pace_us(&pc, taken, ip.size / 8, pace_max));
 			taken = 0;
 			if (!draining && poll(&pfd, 1, 100) <= 0)
 				continue;
@@ -377,6 +384,7 @@ static void *reader_main(void *arg)
 					 __ATOMIC_RELAXED);
 		__atomic_store_n(&r->bytes, r->bytes + n, __ATOMIC_RELAXED);
 		taken += n;
+		partial = (size_t)n < ip.sp.len;
 		next = in_place_done(&ip, r->in, n);
 		if (next < 0) {
 			r->err = errno;

@@ -489,9 +489,8 @@ static bool read_records(struct kmonlog *k)
  * A reader that is behind (a quarter of the buffer or more waiting)
  * first moves the batch to its own memory and gives all the space back
  * at once: while it writes, the device has the whole buffer for what
- * comes, as it had after a read(). The copy is no cheaper than read()'s
- * (on the bench's emulated CPU both are "rep movsb": 2.0 us per KiB for
- * this one, 2.3 to 3.0 for a write() to tmpfs); what it buys is the
+ * comes, as it had after a read(). The copy is not there to save CPU
+ * (Documentation/project/costs.md measures it); what it buys is the
  * space, at once.
  */
 static size_t take_mapped(struct kmonlog *k)
@@ -534,10 +533,12 @@ static bool take_records(struct kmonlog *k)
 
 /*
  * The longest pause of a reader of the mapping between two batches
- * (kmt_pace.h): a 1 MiB buffer fills in some 13 ms at the highest rate
- * measured, an eighth of it in less than 2.
+ * (kmt_pace.h), for a buffer of PACE_REF bytes or more; less in
+ * proportion for a smaller one. A 1 MiB buffer fills in some 13 ms at
+ * the highest rate measured, an eighth of it in less than 2.
  */
 #define PACE_MAX_US	2000
+#define PACE_REF	(1024 * 1024)
 
 /*
  * A reader of the mapping need not answer every wake-up: after a small
@@ -546,7 +547,8 @@ static bool take_records(struct kmonlog *k)
  */
 static void pace(struct kmonlog *k, size_t took)
 {
-	kmt_pause_us(kmt_pace_us(&k->pace, took, (size_t)k->bufsize / 8, PACE_MAX_US));
+	kmt_pause_us(kmt_pace_us(&k->pace, took, (size_t)k->bufsize / 8,
+				 kmt_pace_max(k->bufsize, PACE_REF, PACE_MAX_US)));
 }
 
 /*

@@ -20,6 +20,7 @@
  *
  *   struct kmt_pace p;
  *   kmt_pace_start(&p);
+ *   max = kmt_pace_max(buffer_size, reference_size, reference_max);
  *   us = kmt_pace_us(&p, took, buffer_size / 8, max);	then sleep us
  */
 #ifndef KMT_PACE_H
@@ -49,10 +50,21 @@ static inline void kmt_pace_start(struct kmt_pace *p)
 	p->woke_us = p->last_us;
 }
 
-/* The pause after a batch of @took bytes, in us: 0 for none. */
-static inline uint64_t kmt_pace_us(struct kmt_pace *p, size_t took, size_t eighth, uint64_t max)
+/*
+ * The longest pause for a buffer of @size bytes: @max for one of @ref
+ * bytes or more, less in proportion for a smaller one, which the same
+ * rate fills sooner.
+ */
+static inline uint64_t kmt_pace_max(size_t size, size_t ref, uint64_t max)
 {
-	uint64_t now = kmt_now_us(), dt = now - p->last_us, us;
+	return size >= ref ? max : (uint64_t)((double)max * size / ref);
+}
+
+/* kmt_pace_us() at @now (kmt_now_us()). */
+static inline uint64_t kmt_pace_at(struct kmt_pace *p, uint64_t now, size_t took, size_t eighth,
+				   uint64_t max)
+{
+	uint64_t dt = now - p->last_us, us;
 	/* A signal that cut the last pause short: it waited for nothing. */
 	uint64_t waited = now > p->woke_us ? now - p->woke_us : 0;
 	double fill;
@@ -69,6 +81,12 @@ static inline uint64_t kmt_pace_us(struct kmt_pace *p, size_t took, size_t eight
 	}
 	p->woke_us = now + us;
 	return us;
+}
+
+/* The pause after a batch of @took bytes, in us: 0 for none. */
+static inline uint64_t kmt_pace_us(struct kmt_pace *p, size_t took, size_t eighth, uint64_t max)
+{
+	return kmt_pace_at(p, kmt_now_us(), took, eighth, max);
 }
 
 /* Sleeps @us microseconds; a signal ends the sleep early (EINTR). */
