@@ -833,6 +833,46 @@ static int stats_frozen(void)
 	return ret;
 }
 
+/*
+ * stats' second line, "clock C readings N fixed F": the clock that
+ * stamps new entries; with the cycle counter, 1 to 11 readings of both
+ * clocks a second apart from late_initcall on, and the rate fixed once
+ * two rates agreed or 10 s passed, so certainly 15 s after boot. With
+ * local_clock() stamps from boot nothing is read; from a suspend or an
+ * unstable TSC on, "local" with the readings taken before.
+ */
+TEST_F(ktr, stats_clock)
+{
+	char *s = read_str(KTR_DIR "/stats"), *line, clk[16];
+	unsigned int readings, fixed;
+	double up;
+	FILE *f;
+	int got;
+
+	ASSERT_NE(NULL, s);
+	line = strchr(s, '\n');
+	ASSERT_NE(NULL, line);
+	got = sscanf(line + 1, "clock %15s readings %u fixed %u\n", clk, &readings, &fixed);
+	ASSERT_EQ(3, got) TH_LOG("%s", s);
+	f = fopen("/proc/uptime", "r");
+	ASSERT_NE(NULL, f);
+	ASSERT_EQ(1, fscanf(f, "%lf", &up));
+	fclose(f);
+	TH_LOG("uptime %.2f s: %.*s", up, (int)strcspn(line + 1, "\n"), line + 1);
+	EXPECT_LE(fixed, 1U);
+	EXPECT_GE(11U, readings);
+	/* Fixed from three readings on; none without the counter. */
+	if (fixed)
+		EXPECT_LE(3U, readings);
+	if (strcmp(clk, "local")) {
+		EXPECT_STREQ("cycles", clk);
+		EXPECT_LE(1U, readings);
+		if (up >= 15)
+			EXPECT_EQ(1U, fixed);
+	}
+	free(s);
+}
+
 /* ktr_freeze() stops the trace until the mask is written again. */
 TEST_F(ktr, freeze_until_mask_written)
 {
