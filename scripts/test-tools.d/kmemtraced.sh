@@ -458,8 +458,12 @@ kt_fake "$d/dfs"
 cp "$kt/drainlimit/big" "$d/dfs/cpu0"
 rc=0
 (ulimit -f 64 && exec "$KT" -q -t 0.3 -d "$d/dfs" -o "$d/cap") >"$d/out" 2>&1 || rc=$?
-if [ $rc -eq 2 ] && grep -q "^kmemtraced: writing $d/cap/cpu0: File too large$" "$d/out"; then
-	t_pass "kmemtraced: a CPU file past ulimit -f: 'writing DIR/cpu0: File too large', exit 2"
+if [ $rc -eq 2 ] && grep -q "^kmemtraced: writing $d/cap/cpu0: File too large; the capture ends here$" "$d/out" &&
+   grep -qx 'end_reason write_error' "$d/cap/meta" && grep -qx 'cut_file cpu0' "$d/cap/meta" &&
+   grep -qx "cut_at $(stat -c %s "$d/cap/cpu0")" "$d/cap/meta" &&
+   grep -qx 'cut_error File too large' "$d/cap/meta" && grep -qx 'finished 1' "$d/cap/meta" &&
+   grep -q '^cut short: writing cpu0 failed after [0-9]* bytes (File too large); what came after is lost$' "$d/out"; then
+	t_pass "kmemtraced: a CPU file past ulimit -f: 'writing DIR/cpu0: File too large', the capture ends there, meta says where and why, exit 2"
 else
 	kt_fail "write past ulimit -f" "exit $rc: $(kt_flat "$d/out")"
 fi

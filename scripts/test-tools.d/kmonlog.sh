@@ -784,9 +784,12 @@ kl_dev2
 echo "old pids" >"$kc/pids.dat"
 kl_snap before
 kl_run -t 200 -o /dev/full
-kl_want 2 '^kmonlog: /dev/full: No space left on device$'
-kl_unchanged
-kl_verdict "a capture that fails (-o /dev/full: exit 2, the error named) keeps the previous pids.dat and leaves no temporary file"
+kl_want 2 '^kmonlog: /dev/full: No space left on device; the capture ends here$'
+grep -Eq '^kmonlog: cut short after 0 bytes \(No space left on device\): [1-9][0-9]* records \([0-9]+ bytes\) not written: lost$' "$kc/err" ||
+	kl_bad+=" [the records not written are not counted lost]"
+[ "$(cat "$kc/pids.dat")" != "old pids" ] || kl_bad+=" [pids.dat not written for the log]"
+! ls "$kc"/pids.dat.* >/dev/null 2>&1 || kl_bad+=" [a temporary file left]"
+kl_verdict "a log that cannot be written (-o /dev/full): the capture ends there, exit 2, the records not written counted lost; pids.dat written, no temporary file left"
 
 # ---- -m: the size limit ------------------------------------------------
 

@@ -197,6 +197,13 @@ static void print_summary(const struct kmt_capture *c, const struct totals *t)
 		printf("%d %s not read past an error: %s\n", c->dropped,
 		       c->dropped == 1 ? "file" : "files", "the numbers after it count as lost");
 	kmt_loss_print_missed(l, &c->meta, stdout, "");
+	if (c->meta.turned_off)
+		printf("tracing was turned off at seq %llu, not by kmemtraced: %s\n",
+		       c->meta.off_seq, "the capture ends there");
+	if (c->meta.cut)
+		printf("cut short: writing %s failed after %llu bytes (%s): %llu events lost after the cut\n",
+		       c->meta.cut_file ?: "the capture", c->meta.cut_at,
+		       c->meta.cut_error ?: "an error", kmt_loss_after_cut(l, &c->meta));
 	if (c->partial)
 		printf("partial: stopped by a signal after %llu events (seq %lld); %s\n",
 		       c->events, (long long)c->last_seq, "the rest is not checked");
@@ -236,6 +243,11 @@ static int verdict(const struct kmt_capture *c)
 	if (c->partial) {
 		printf("PARTIAL: %llu events checked, stopped by a signal: no verdict\n",
 		       c->events);
+		return KMT_EXIT_DATA;
+	}
+	if (l->lost && c->meta.cut) {
+		printf("LOSSY: %llu events lost, %llu after the capture was cut short\n", l->lost,
+		       kmt_loss_after_cut(l, &c->meta));
 		return KMT_EXIT_DATA;
 	}
 	if (l->lost) {

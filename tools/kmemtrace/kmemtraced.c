@@ -38,28 +38,45 @@
 
 /* ---- the files of DIR besides cpu<n> ----------------------------------- */
 
-/* Writes DIR/@name through DIR/@name.tmp, renamed over it. */
-static FILE *open_tmp(const char *name, char *tmp, size_t len)
+/*
+ * DIR/@name made @len bytes of @text, through DIR/@name.tmp renamed over
+ * it. Returns 0, or the errno of what failed, with the old file kept.
+ */
+static int store_tmp(const char *name, const char *text, size_t len)
 {
-	FILE *f;
-	int fd;
+	char tmp[32];
+	int fd, err = 0;
 
-	snprintf(tmp, len, "%s.tmp", name);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", name);
 	fd = openat(cap.outfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	f = fd < 0 ? NULL : fdopen(fd, "w");
-	if (!f)
-		fatal("%s/%s: %s", cap.out, tmp, strerror(errno));
-	return f;
+	if (fd < 0)
+		return errno;
+	if (kmt_write_all(fd, text, len))
+		err = errno;
+	if (close(fd) && !err)
+		err = errno;
+	if (!err && renameat(cap.outfd, tmp, cap.outfd, name))
+		err = errno;
+	if (err)
+		unlinkat(cap.outfd, tmp, 0);
+	return err;
 }
 
-static void close_tmp(FILE *f, const char *name, const char *tmp)
+/*
+ * DIR/@name rewritten in place, in the blocks it has: where a full disk
+ * has no room for a second copy, a file no longer than the first fits.
+ */
+static int store_in_place(const char *name, const char *text, size_t len)
 {
-	bool err = ferror(f);
+	int fd = openat(cap.outfd, name, O_WRONLY | O_CLOEXEC), err = 0;
 
-	if (fclose(f) || err)
-		fatal("%s/%s: %s", cap.out, tmp, strerror(errno ?: EIO));
-	if (renameat(cap.outfd, tmp, cap.outfd, name))
-		fatal("%s/%s: %s", cap.out, name, strerror(errno));
+	if (fd < 0)
+		return errno;
+	if (kmt_write_all(fd, text, len) || ftruncate(fd, len))
+		err = errno;
+	if (close(fd) && !err)
+		err = errno;
+	return err;
 }
 
 /*
@@ -83,14 +100,18 @@ static bool reader_missed(const struct reader *r, bool joined)
 static void write_meta(void)
 {
 	const uint16_t one = 1;
-	char tmp[32];
 	struct utsname u;
 	size_t i, ncpus = 0, nmissed;
+	char *text = NULL;
+	size_t len = 0;
 	FILE *meta;
+	int err;
 
 	if (uname(&u))
 		fatal("uname: %s", strerror(errno));
-	meta = open_tmp("meta", tmp, sizeof(tmp));
+	meta = open_memstream(&text, &len);
+	if (!meta)
+		fatal("out of memory");
 	for (i = 0; i < cap.nreaders; i++)
 		ncpus += !cap.readers[i]->missed;
 	fprintf(meta, "# kmemtrace capture, written by kmemtraced\n");
@@ -133,8 +154,24 @@ static void write_meta(void)
 		/* Stopped: tracing was off when the final drain began. */
 		fprintf(meta, "stopped %d\n", cap.stopped);
 		fprintf(meta, "symbols %s\n", cap.symbols);
+		/* Why it ended: a stop asked for, or one of the two below. */
+		if (cap.cut_err)
+			fprintf(meta, "end_reason write_error\ncut_file %s\ncut_at %llu\ncut_error %s\n",
+				cap.cut_file, cap.cut_at, strerror(cap.cut_err));
+		else if (cap.turned_off)
+			fprintf(meta, "end_reason tracing_off\noff_seq %llu\n", cap.off_seq);
+		else
+			fprintf(meta, "end_reason stop\n");
 	}
-	close_tmp(meta, "meta", tmp);
+	if (fclose(meta))
+		fatal("out of memory");
+	err = store_tmp("meta", text, len);
+	/* The last meta of a capture cut short by a full disk must land. */
+	if (err && cap.finished && capture_is_cut())
+		err = store_in_place("meta", text, len);
+	free(text);
+	if (err)
+		fatal("%s/meta: %s", cap.out, strerror(err));
 }
 
 /*
@@ -232,14 +269,14 @@ static void read_caches(void)
 
 static void write_caches(void)
 {
-	char tmp[32];
-	FILE *f;
+	int err;
 
-	if (!caches.changed)
+	/* Cut short: the last one written names what it can. */
+	if (!caches.changed || capture_is_cut())
 		return;
-	f = open_tmp("caches", tmp, sizeof(tmp));
-	fputs(caches.text, f);
-	close_tmp(f, "caches", tmp);
+	err = store_tmp("caches", caches.text, caches.len);
+	if (err)
+		capture_cut(err, "caches", 0);
 	caches.changed = false;
 }
 
@@ -270,7 +307,7 @@ static bool kallsyms_usable(int fd)
 static const char *copy_kallsyms(void)
 {
 	static const char from[] = "/proc/kallsyms";
-	char buf[65536], *to;
+	char buf[65536];
 	int in = open(from, O_RDONLY | O_CLOEXEC), out;
 	ssize_t n;
 
@@ -282,11 +319,17 @@ static const char *copy_kallsyms(void)
 	out = openat(cap.outfd, "kallsyms", O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 	if (out < 0)
 		fatal("%s/kallsyms: %s", cap.out, strerror(errno));
-	to = join(cap.out, "kallsyms");
-	while ((n = read(in, buf, sizeof(buf))) > 0 || (n < 0 && errno == EINTR))
-		if (n > 0)
-			write_all(out, buf, n, to);
-	free(to);
+	while ((n = read(in, buf, sizeof(buf))) > 0 || (n < 0 && errno == EINTR)) {
+		if (n > 0 && kmt_write_all(out, buf, n)) {
+			/* A full disk: the events are whole, their names elsewhere. */
+			fprintf(stderr, "%s: %s/kallsyms: %s; %s\n", prog, cap.out,
+				strerror(errno), "call sites cannot be resolved elsewhere");
+			close(in);
+			close(out);
+			unlinkat(cap.outfd, "kallsyms", 0);
+			return "none";
+		}
+	}
 	if (n < 0) {
 		fprintf(stderr, "%s: reading %s: %s; call sites cannot be resolved elsewhere\n",
 			prog, from, strerror(errno));
@@ -542,6 +585,18 @@ static void wait_for_stop(const struct options *o, const pthread_attr_t *attr)
 		nanosleep(&ts, NULL);
 		if (o->seconds && since(&cap.t0) >= o->seconds)
 			stop = true;
+		if (capture_is_cut())
+			stop = true;
+		/*
+		 * Tracing that -e turned on, turned off by someone else: no
+		 * event is numbered from then on, so events says where.
+		 */
+		if (cap.enable && !(ticks % (200 / tick_ms)) && !read_enable(cap.dir)) {
+			cap.off_seq = stat_value(cap.dir, "events");
+			cap.turned_off = stop = true;
+			fprintf(stderr, "%s: tracing was turned off at seq %llu; the capture ends there\n",
+				prog, cap.off_seq);
+		}
 		/* Once a second: a CPU that came online (relay made its file). */
 		if (!(ticks % (1000 / tick_ms))) {
 			if (add_readers(attr))
@@ -598,7 +653,7 @@ static void finish_capture(void)
 	read_caches();
 	write_caches();
 	cap.symbols = copy_kallsyms();
-	cap.complete = cap.enable && !cap.was_on;
+	cap.complete = cap.enable && !cap.was_on && !capture_is_cut();
 	/* A CPU file not captured, or cut short by a read error: events missing. */
 	for (i = 0; i < cap.nreaders; i++)
 		if (reader_missed(cap.readers[i], true))
@@ -633,6 +688,16 @@ static int summary(void)
 	       cap.end.lost_bytes);
 	if (cap.end.lost != cap.start.lost)
 		status = KMT_EXIT_DATA;
+	/* Not the capture asked for: said where and why it ended. */
+	if (cap.turned_off) {
+		printf("tracing was turned off at seq %llu; the capture ends there\n", cap.off_seq);
+		status = KMT_EXIT_DATA;
+	}
+	if (cap.cut_err) {
+		printf("cut short: writing %s failed after %llu bytes (%s); what came after is lost\n",
+		       cap.cut_file, cap.cut_at, strerror(cap.cut_err));
+		status = KMT_EXIT_USAGE;
+	}
 	if (fflush(stdout) || ferror(stdout)) {
 		fprintf(stderr, "%s: writing standard output: %s\n", prog,
 			strerror(errno ?: EIO));
@@ -682,6 +747,9 @@ int main(int argc, char **argv)
 	reader_attr(&attr);
 
 	find_kmemtrace_dir(o.dir);
+	/* Before anything is made or written: the kernel would refuse it. */
+	if (current_reader(cap.dir))
+		refuse_busy();
 	prepare_output(o.out);
 	begin_capture(o.enable);
 	open_readers();

@@ -127,7 +127,42 @@ static struct capture {
 	size_t nreaders, readers_cap;
 	size_t nopen;		/* those with their two files open */
 	size_t nstarted;	/* those whose thread was started */
+	/*
+	 * Why the capture ended before it was asked to. Tracing that -e
+	 * turned on was turned off by someone else, at off_seq. Or a
+	 * write to DIR failed (a full disk): cut_err, first in cut_file
+	 * after cut_at bytes; the readers stop at the first one, and what
+	 * they did not write is lost. cut_err is set first (__atomic, one
+	 * writer wins), the rest by that writer, read after the join.
+	 */
+	bool turned_off;
+	__u64 off_seq;
+	int cut_err;
+	char cut_file[32];
+	__u64 cut_at;
 } cap = { .outfd = -1 };
+
+/*
+ * Writing DIR/@file failed with @err after @at bytes: the capture ends
+ * there, said once. The first cut is the one meta records.
+ */
+static void capture_cut(int err, const char *file, __u64 at)
+{
+	int none = 0;
+
+	if (!__atomic_compare_exchange_n(&cap.cut_err, &none, err, false, __ATOMIC_ACQ_REL,
+					 __ATOMIC_ACQUIRE))
+		return;
+	snprintf(cap.cut_file, sizeof(cap.cut_file), "%s", file);
+	cap.cut_at = at;
+	fprintf(stderr, "%s: writing %s/%s: %s; the capture ends here\n", prog, cap.out, file,
+		strerror(err));
+}
+
+static bool capture_is_cut(void)
+{
+	return __atomic_load_n(&cap.cut_err, __ATOMIC_ACQUIRE);
+}
 
 static void set_enable(const char *dir, const char *v);
 
@@ -306,11 +341,24 @@ static void set_enable(const char *dir, const char *v)
 	free(path);
 }
 
-/* All of @n bytes of @buf to @fd (kmt_write_all()), or exit naming @what. */
-static void write_all(int fd, const void *buf, size_t n, const char *what)
+/*
+ * The process that reads the cpu<n> files of @dir now, from its reader
+ * file ("PID COMM"), as "pid PID (COMM)"; NULL if none, or for a kernel
+ * without the file.
+ */
+static char *current_reader(const char *dir)
 {
-	if (kmt_write_all(fd, buf, n))
-		fatal("writing %s: %s", what, strerror(errno));
+	char *path = join(dir, "reader"), *s = kmt_slurp(path, NULL), *who = NULL;
+	int pid, at = 0;
+
+	free(path);
+	if (s && sscanf(s, "%d %n", &pid, &at) == 1 && at) {
+		s[strcspn(s, "\n")] = '\0';
+		if (asprintf(&who, "pid %d (%s)", pid, s + at) < 0)
+			fatal("out of memory");
+	}
+	free(s);
+	return who;
 }
 
 /*

@@ -251,6 +251,22 @@ static bool on_its_cpu(struct pin *p)
 	       sched_getcpu() == p->cpu;
 }
 
+/*
+ * DIR/cpu<n> cut back to its last whole event, at the end of a capture
+ * cut short: the half event a read left is not written in full, and
+ * would read as a corrupt one. False (errno set) if it cannot be.
+ */
+static bool reader_trim(struct reader *r)
+{
+	__u64 whole = r->bytes - r->ncarry;
+
+	if (ftruncate(r->out, whole))
+		return false;
+	r->ncarry = 0;
+	__atomic_store_n(&r->bytes, whole, __ATOMIC_RELAXED);
+	return true;
+}
+
 static void *reader_main(void *arg)
 {
 	struct reader *r = arg;
@@ -294,6 +310,9 @@ static void *reader_main(void *arg)
 		size_t want = READ_SIZE;
 		ssize_t n;
 
+		/* The capture was cut short, here or by another file's write. */
+		if (capture_is_cut())
+			break;
 		if (!draining && __atomic_load_n(&drain, __ATOMIC_ACQUIRE)) {
 			draining = true;
 			drain_from = r->bytes;
@@ -378,7 +397,14 @@ static void *reader_main(void *arg)
 			usleep(10000);
 			continue;
 		}
-		write_all(r->out, p, n, what);
+		if (kmt_write_all(r->out, p, n)) {
+			char name[32];
+
+			/* Not one byte of this read kept: its events are lost. */
+			snprintf(name, sizeof(name), "cpu%d", r->cpu);
+			capture_cut(errno, name, r->bytes - r->ncarry);
+			break;
+		}
 		if (!r->bad_at)
 			__atomic_store_n(&r->events, r->events + count_events(r, p, n),
 					 __ATOMIC_RELAXED);
@@ -391,6 +417,9 @@ static void *reader_main(void *arg)
 			break;
 		}
 	}
+	if (capture_is_cut() && !reader_trim(r))
+		fprintf(stderr, "%s: %s: cannot cut it back to its last whole event: %s\n",
+			prog, what, strerror(errno));
 	if (ip.map)
 		munmap((void *)ip.map, ip.size);
 	CPU_FREE(pn.want);
@@ -547,6 +576,19 @@ static int open_reader(struct reader *r, const char **where)
 }
 
 /*
+ * Another process reads the cpu<n> files (the kernel admits one): this
+ * capture is refused, and leaves tracing as it is, the other's now.
+ */
+static void __noreturn refuse_busy(void)
+{
+	char *who = current_reader(cap.dir);
+
+	__atomic_store_n(&enabled_dir, NULL, __ATOMIC_RELEASE);
+	fatal("%s: its cpu<n> files are being read by %s: one capture at a time", cap.dir,
+	      who ?: "another process");
+}
+
+/*
  * The CPU files at the start: all opened, or the capture refused. The
  * open-file limit is raised to two descriptors per file, and, as far as
  * the hard limit allows, per CPU the machine may bring online later.
@@ -576,6 +618,8 @@ static void open_readers(void)
 		struct reader *r = new_reader(cpus[i]);
 		int err = open_reader(r, &where);
 
+		if (err == EBUSY && where == cap.dir)
+			refuse_busy();
 		if (err)
 			fatal("%s/cpu%d: %s%s", where, r->cpu, strerror(err), fd_hint(err));
 	}

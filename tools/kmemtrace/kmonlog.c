@@ -472,9 +472,7 @@ static bool read_records(struct kmonlog *k)
 	if (!n)
 		return false;
 	keep = scan(k, k->buf, n);
-	if (keep)
-		write_all(k->out, k->buf, keep, k->out_name);
-	k->written += keep;
+	write_records(k, k->buf, keep);
 	/* At the limit exactly: no record fits any more, stop now. */
 	if (k->bmax && k->written >= k->bmax)
 		k->limit_hit = true;
@@ -516,10 +514,9 @@ static size_t take_mapped(struct kmonlog *k)
 		p = k->buf;
 	}
 	keep = scan(k, p, len);
-	write_all(k->out, p, keep, k->out_name);
+	write_records(k, p, keep);
 	/* What is past -m's limit, not written, is given back too. */
 	__atomic_store_n(&k->ctrl->data_tail, head, __ATOMIC_RELEASE);
-	k->written += keep;
 	if (k->bmax && k->written >= k->bmax)
 		k->limit_hit = true;
 	return len;
@@ -659,14 +656,20 @@ static int report(struct kmonlog *k)
 		(unsigned long long)st->overruns, (unsigned long long)st->ring_overruns);
 	if (st->overruns || st->ring_overruns)
 		status = KMT_EXIT_DATA;
-	if (k->past_records)
+	if (k->cut_err) {
+		fprintf(stderr, "%s: cut short after %llu bytes (%s): %llu records (%llu bytes) not written: lost\n",
+			prog, k->written, strerror(k->cut_err), k->past_records, k->past_bytes);
+		status = KMT_EXIT_USAGE;
+	} else if (k->past_records) {
 		fprintf(stderr, "%s: %llu records (%llu bytes) past -m %llu not written\n",
 			prog, k->past_records, k->past_bytes, k->bmax);
+	}
 	report_cpu(k);
 	if (st->records > k->records_read) {
 		fprintf(stderr, "%s: %llu of the records received were not read: lost\n", prog,
 			(unsigned long long)st->records - k->records_read);
-		status = KMT_EXIT_DATA;
+		if (status < KMT_EXIT_DATA)
+			status = KMT_EXIT_DATA;
 	}
 	/* A report that could not be written is an I/O error. */
 	if (fflush(stderr) || ferror(stderr))
@@ -685,6 +688,7 @@ int main(int argc, char **argv)
 	};
 	bool stdout_closed = keep_std_fds();
 	sigset_t stopsigs;
+	int status;
 
 	parse_args(&k, argc, argv);
 	if (stdout_closed && !k.out_path)
@@ -709,6 +713,8 @@ int main(int argc, char **argv)
 	open_pidfile(&k);
 	truncate_output(&k);
 	capture(&k);
+	/* The counts first: a full disk may refuse the names too. */
+	status = report(&k);
 	write_pids(&k);
-	return report(&k);
+	return status;
 }

@@ -98,6 +98,9 @@ struct kmonlog {
 	struct kmt_pace pace;
 	unsigned long long written, records_read, past_records, past_bytes;
 	bool limit_hit;
+	/* A write of the log failed (cut_err): the rest is lost, not past -m. */
+	int cut_err;
+	unsigned long long batch_records;	/* of the last scan(), kept */
 	struct kmon_stats st;
 };
 
@@ -112,6 +115,29 @@ static void write_all(int fd, const void *buf, size_t len, const char *name)
 {
 	if (kmt_write_all(fd, buf, len))
 		fatal("%s: %s", name, strerror(errno));
+}
+
+/*
+ * The @len bytes of whole records scan() kept, written to the log. A
+ * write that fails (a full disk) ends the capture, as -m's limit does:
+ * the log is cut back to its last whole record, and the batch and every
+ * record after it are counted lost.
+ */
+static void write_records(struct kmonlog *k, const void *buf, size_t len)
+{
+	if (!len || !kmt_write_all(k->out, buf, len)) {
+		k->written += len;
+		return;
+	}
+	k->cut_err = errno;
+	fprintf(stderr, "%s: %s: %s; the capture ends here\n", prog, k->out_name,
+		strerror(errno));
+	if (ftruncate(k->out, k->written))
+		fprintf(stderr, "%s: %s: cannot cut it back to its last whole record: %s\n",
+			prog, k->out_name, strerror(errno));
+	k->past_records += k->batch_records;
+	k->past_bytes += len;
+	k->limit_hit = true;
 }
 
 /*
@@ -299,6 +325,7 @@ static size_t scan(struct kmonlog *k, const unsigned char *buf, size_t len)
 {
 	size_t off = 0, keep = 0;
 
+	k->batch_records = 0;
 	while (off < len) {
 		size_t hl, bl;
 
@@ -325,6 +352,7 @@ static size_t scan(struct kmonlog *k, const unsigned char *buf, size_t len)
 		} else {
 			see_record(buf + off + hl, bl);
 			keep = off + hl + bl;
+			k->batch_records++;
 		}
 		off += hl + bl;
 	}

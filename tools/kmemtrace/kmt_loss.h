@@ -175,6 +175,21 @@ static inline __u64 kmt_loss_missing_before(const struct kmt_loss *l)
 	return l->before ? (__u64)(l->lo - l->first) - l->before_distinct : 0;
 }
 
+/*
+ * Of the events lost in a capture cut short by a failed write (meta's
+ * cut), those the kernel did not count: read from its buffers but never
+ * written, or left there when the readers stopped. Call after the events.
+ */
+static inline __u64 kmt_loss_after_cut(const struct kmt_loss *l, const struct kmt_meta *m)
+{
+	__u64 kernel;
+
+	if (!m->cut)
+		return 0;
+	kernel = m->have_start_lost && m->have_end_lost ? m->end_lost - m->start_lost : 0;
+	return l->lost > kernel ? l->lost - kernel : 0;
+}
+
 /* A complete capture whose missing numbers are not what the kernel counted. */
 static inline bool kmt_loss_miscounted(const struct kmt_loss *l)
 {

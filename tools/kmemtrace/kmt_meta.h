@@ -40,6 +40,14 @@ struct kmt_meta {
 	 */
 	int *missed;
 	int nmissed;
+	/*
+	 * end_reason: tracing that kmemtraced -e turned on was turned off
+	 * by someone else, at off_seq; or writing the capture failed
+	 * (cut): first cut_file, after cut_at bytes, with cut_error.
+	 */
+	bool turned_off, cut;
+	__u64 off_seq, cut_at;
+	const char *cut_file, *cut_error;
 	char *text;		/* meta's text, which files[] point into */
 };
 
@@ -57,7 +65,7 @@ static inline bool kmt_meta_numeric(const char *key)
 {
 	static const char *const keys[] = {
 		"abi_version", "word_size", "complete", "stopped", "start_seq", "drain_seq",
-		"end_seq", "start_lost_events", "end_lost_events", NULL,
+		"end_seq", "start_lost_events", "end_lost_events", "off_seq", "cut_at", NULL,
 	};
 	const char *const *k;
 
@@ -389,10 +397,22 @@ static inline const char *kmt_read_meta(const char *dir, struct kmt_meta *m, cha
 			} else if (!strcmp(key, "start_lost_events")) {
 				m->start_lost = v;
 				m->have_start_lost = true;
+			} else if (!strcmp(key, "off_seq")) {
+				m->off_seq = v;
+			} else if (!strcmp(key, "cut_at")) {
+				m->cut_at = v;
 			} else {
 				m->end_lost = v;
 				m->have_end_lost = true;
 			}
+		} else if (!strcmp(key, "end_reason")) {
+			/* "stop", or one a later kmemtraced gives: nothing to say. */
+			m->turned_off = !strcmp(val, "tracing_off");
+			m->cut = !strcmp(val, "write_error");
+		} else if (!strcmp(key, "cut_file")) {
+			m->cut_file = val;
+		} else if (!strcmp(key, "cut_error")) {
+			m->cut_error = val;
 		} else if (!strcmp(key, "endianness")) {
 			if (strcmp(val, "little") && strcmp(val, "big")) {
 				snprintf(err, errlen, "%s: endianness \"%.64s\" is not %s", path,

@@ -288,6 +288,7 @@ static const struct {
 	{ KMT_DIR "/total_overruns", "CONFIG_KMEMTRACE_ALLOC" },
 	{ KMT_DIR "/stats", "CONFIG_KMEMTRACE_ALLOC" },
 	{ KMT_DIR "/caches", "CONFIG_KMEMTRACE_ALLOC" },
+	{ KMT_DIR "/reader", "CONFIG_KMEMTRACE_ALLOC" },
 	{ KMT_DIR "/enable", "CONFIG_KMEMTRACE_ALLOC" },
 	{ KMT_DIR "/mask", "CONFIG_KMEMTRACE_ALLOC" },
 	{ KMT_DIR "/subbufs", "CONFIG_KMEMTRACE_ALLOC" },
@@ -967,6 +968,62 @@ TEST_F(buffers, freed_when_drained_and_resized)
 	ASSERT_EQ(0, kmt_write_str(KMT_DIR "/enable", "1"));
 	EXPECT_EQ(4 * 8192, buffer_bytes());
 	EXPECT_EQ(0, access(KMT_DIR "/cpu0", F_OK));
+}
+
+/* A child's open of cpu<@cpu>: 0 opened, 1 EBUSY, 2 another error. */
+static int child_open(int cpu)
+{
+	char path[64];
+	int status;
+	pid_t pid;
+
+	snprintf(path, sizeof(path), KMT_DIR "/cpu%d", cpu);
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		int fd = open(path, O_RDONLY);
+
+		_exit(fd >= 0 ? 0 : errno == EBUSY ? 1 : 2);
+	}
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
+}
+
+/*
+ * One process at a time reads the cpu<n> files: while this one holds
+ * cpu0 open, another's open of any of them fails with EBUSY and changes
+ * nothing; reader names this process; its own second open is admitted;
+ * once it has closed them all, another process may open them.
+ */
+TEST_F(buffers, one_reader)
+{
+	char buf[64], comm[32], want[64];
+	int fd, fd2, last = sysconf(_SC_NPROCESSORS_ONLN) - 1;
+
+	ASSERT_NE(NULL, kmt_read_text("/proc/self/comm", comm, sizeof(comm)));
+	comm[strcspn(comm, "\n")] = '\0';
+	snprintf(want, sizeof(want), "%d %s\n", getpid(), comm);
+	ASSERT_EQ(0, kmt_write_str(KMT_DIR "/enable", "1"));
+	EXPECT_STREQ("", read_s(KMT_DIR "/reader", buf, sizeof(buf)));
+	EXPECT_EQ(0, child_open(0)) TH_LOG("no reader, yet the open was refused");
+
+	fd = open(KMT_DIR "/cpu0", O_RDONLY);
+	ASSERT_LE(0, fd);
+	EXPECT_STREQ(want, read_s(KMT_DIR "/reader", buf, sizeof(buf)));
+	EXPECT_EQ(1, child_open(0)) TH_LOG("a second reader of cpu0 was not refused");
+	EXPECT_EQ(1, child_open(last)) TH_LOG("a second reader of cpu%d was not refused", last);
+	EXPECT_STREQ("1\n", read_s(KMT_DIR "/enable", buf, sizeof(buf)));
+	fd2 = open(KMT_DIR "/cpu0", O_RDONLY);
+	EXPECT_LE(0, fd2) TH_LOG("the reader's own second open: %s", strerror(errno));
+	if (fd2 >= 0)
+		close(fd2);
+	EXPECT_EQ(1, child_open(0)) TH_LOG("refused no more while cpu0 is still open");
+	close(fd);
+
+	EXPECT_STREQ("", read_s(KMT_DIR "/reader", buf, sizeof(buf)));
+	EXPECT_EQ(0, child_open(last)) TH_LOG("still refused once every file is closed");
 }
 
 TEST_HARNESS_MAIN
