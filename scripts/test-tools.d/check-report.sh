@@ -607,6 +607,31 @@ else
 	failed=1
 fi
 
+# A slab type added to the mask mid-capture: its allocations before its
+# first event went unrecorded, and SLUB merges kmem_caches with kmalloc
+# caches, so a pointer kfree()d before and kmem_cache_free()d after may
+# have been taken in between: no double free (a free of an unknown
+# pointer). One freed twice once both types are recorded is one.
+cat >"$cr/widen.scn" <<'SCN'
+sym 0xffffffff81100000 a_alloc
+sym 0xffffffff81400000 a_free
+0 alloc kmalloc 0xffffffff81100010 0xffff888000001000 64 64
+0 free kmalloc 0xffffffff81400010 0xffff888000001000
+0 alloc cache 0xffffffff81100020 0xffff888000002000 64 64
+0 free cache 0xffffffff81400020 0xffff888000001000
+0 free cache 0xffffffff81400020 0xffff888000002000
+0 free cache 0xffffffff81400030 0xffff888000002000
+SCN
+"$out/kmtgen" "$cr/widen" <"$cr/widen.scn"
+rc=0
+"$out/kmemtrace-report" -f json "$cr/widen" >"$cr/widen.json" 2>&1 || rc=$?
+if [ $rc -eq 1 ] && grep -q '"double free": 1, "free of unknown pointer": 1,' "$cr/widen.json"; then
+	t_pass "kmemtrace-report: a free of a pointer freed before its slab type's first event is no double free; one after both types began is (exit 1)"
+else
+	t_fail "kmemtrace-report: double frees around a widened mask" "exit $rc: $(grep '"errors"' "$cr/widen.json" || head -c 300 "$cr/widen.json")"
+	failed=1
+fi
+
 # report_errors NAME PATTERN PASS FAIL: the capture kmtgen makes of
 # $cr/NAME.scn, reported as JSON, must make kmemtrace-report exit 1 (it
 # found an error) and print PATTERN among its counts.

@@ -193,6 +193,7 @@ struct live {
 
 struct freed {
 	__u64 ptr;		/* 0: an empty slot */
+	__u64 at;		/* the free's place among the events (report.seen) */
 	unsigned int site;	/* index in sites[] of the free */
 };
 
@@ -284,6 +285,12 @@ struct report {
 	struct live *lives;
 	size_t lives_cap, nlives;
 	struct freed_table freed[2];	/* the current generation, the older */
+	/*
+	 * The events accounted so far, and where each type's first one
+	 * came among them (0: none yet): a type whose recording began
+	 * after a pointer's free may have taken it unseen since.
+	 */
+	__u64 seen, type_first[KMEMTRACE_TYPE_PAGES + 1];
 	__u64 freed_forgotten;		/* pointers forgotten: the tables were full */
 	struct err *errs;
 	size_t errs_cap, nerrs;

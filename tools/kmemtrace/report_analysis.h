@@ -341,6 +341,7 @@ static void freed_put(struct report *rep, __u64 ptr, unsigned int si, struct fre
 
 	if (fr && gen == 0) {
 		fr->site = si;
+		fr->at = rep->seen;
 		return;
 	}
 	if (fr)
@@ -350,6 +351,7 @@ static void freed_put(struct report *rep, __u64 ptr, unsigned int si, struct fre
 	fr = &cur->slot[freed_slot(cur, ptr)];
 	fr->ptr = ptr;
 	fr->site = si;
+	fr->at = rep->seen;
 	cur->n++;
 }
 
@@ -422,6 +424,18 @@ static bool is_null_free(__u64 ptr)
 	return ptr <= 16;	/* NULL and ZERO_SIZE_PTR */
 }
 
+/*
+ * Whether a slab type's first event came after @at: a type added to the
+ * mask since, whose allocations went unrecorded until then. SLUB merges
+ * kmem_caches with kmalloc caches, so either type may have taken unseen
+ * a pointer the other freed at @at.
+ */
+static bool slab_type_began_after(const struct report *rep, __u64 at)
+{
+	return rep->type_first[KMEMTRACE_TYPE_KMALLOC] > at ||
+	       rep->type_first[KMEMTRACE_TYPE_CACHE] > at;
+}
+
 /* One event onto its call site, its cache, the live objects and the errors. */
 static void account(struct report *rep, const struct rec *e)
 {
@@ -434,6 +448,9 @@ static void account(struct report *rep, const struct rec *e)
 	unsigned int si;
 	bool old;
 
+	rep->seen++;
+	if (e->type_id <= KMEMTRACE_TYPE_PAGES && !rep->type_first[e->type_id])
+		rep->type_first[e->type_id] = rep->seen;
 	if (e->event_id != KMEMTRACE_EVENT_ALLOC && is_null_free(e->ptr))
 		return;
 	si = site_index(rep, e->call_site, e->type_id);
@@ -483,11 +500,12 @@ static void account(struct report *rep, const struct rec *e)
 	l = live_find(rep, e->ptr, page);
 	/*
 	 * Freed before and not allocated since: a double free. But pages
-	 * are freed in parts and taken without an event, and --cpu and
-	 * --type leave allocations out that may have taken the pointer in
-	 * between.
+	 * are freed in parts and taken without an event, --cpu and --type
+	 * leave allocations out that may have taken the pointer in
+	 * between, and so does a slab type recorded only since.
 	 */
-	if (!l && fr && !page && rep->filt.cpu < 0 && rep->filt.type < 0) {
+	if (!l && fr && !page && rep->filt.cpu < 0 && rep->filt.type < 0 &&
+	    !slab_type_began_after(rep, fr->at)) {
 		note_err(rep, ERR_DOUBLE, sites[fr->site].type, sites[fr->site].call_site,
 			 e->type_id, e->call_site);
 	} else if (!l) {
