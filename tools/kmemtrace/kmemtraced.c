@@ -39,47 +39,6 @@
 /* ---- the files of DIR besides cpu<n> ----------------------------------- */
 
 /*
- * DIR/@name made @len bytes of @text, through DIR/@name.tmp renamed over
- * it. Returns 0, or the errno of what failed, with the old file kept.
- */
-static int store_tmp(const char *name, const char *text, size_t len)
-{
-	char tmp[32];
-	int fd, err = 0;
-
-	snprintf(tmp, sizeof(tmp), "%s.tmp", name);
-	fd = openat(cap.outfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return errno;
-	if (kmt_write_all(fd, text, len))
-		err = errno;
-	if (close(fd) && !err)
-		err = errno;
-	if (!err && renameat(cap.outfd, tmp, cap.outfd, name))
-		err = errno;
-	if (err)
-		unlinkat(cap.outfd, tmp, 0);
-	return err;
-}
-
-/*
- * DIR/@name rewritten in place, in the blocks it has: where a full disk
- * has no room for a second copy, a file no longer than the first fits.
- */
-static int store_in_place(const char *name, const char *text, size_t len)
-{
-	int fd = openat(cap.outfd, name, O_WRONLY | O_CLOEXEC), err = 0;
-
-	if (fd < 0)
-		return errno;
-	if (kmt_write_all(fd, text, len) || ftruncate(fd, len))
-		err = errno;
-	if (close(fd) && !err)
-		err = errno;
-	return err;
-}
-
-/*
  * Whether CPU file @r's events are not all in DIR: it could not be
  * opened or its reader started (r->missed), or, once the readers are
  * joined (@joined), a read failed (r->err).
@@ -593,7 +552,8 @@ static void wait_for_stop(const struct options *o, const pthread_attr_t *attr)
 		 */
 		if (cap.enable && !(ticks % (200 / tick_ms)) && !read_enable(cap.dir)) {
 			cap.off_seq = stat_value(cap.dir, "events");
-			cap.turned_off = stop = true;
+			cap.turned_off = true;
+			stop = true;
 			fprintf(stderr, "%s: tracing was turned off at seq %llu; the capture ends there\n",
 				prog, cap.off_seq);
 		}

@@ -398,11 +398,12 @@ static void *reader_main(void *arg)
 			continue;
 		}
 		if (kmt_write_all(r->out, p, n)) {
+			int err = errno;
 			char name[32];
 
 			/* Not one byte of this read kept: its events are lost. */
 			snprintf(name, sizeof(name), "cpu%d", r->cpu);
-			capture_cut(errno, name, r->bytes - r->ncarry);
+			capture_cut(err, name, r->bytes - r->ncarry);
 			break;
 		}
 		if (!r->bad_at)

@@ -657,8 +657,10 @@ static int report(struct kmonlog *k)
 	if (st->overruns || st->ring_overruns)
 		status = KMT_EXIT_DATA;
 	if (k->cut_err) {
-		fprintf(stderr, "%s: cut short after %llu bytes (%s): %llu records (%llu bytes) not written: lost\n",
-			prog, k->written, strerror(k->cut_err), k->past_records, k->past_bytes);
+		fprintf(stderr, "%s: cut short after %llu bytes (%s): ", prog, k->written,
+			strerror(k->cut_err));
+		fprintf(stderr, "%llu records (%llu bytes) not written: lost\n", k->past_records,
+			k->past_bytes);
 		status = KMT_EXIT_USAGE;
 	} else if (k->past_records) {
 		fprintf(stderr, "%s: %llu records (%llu bytes) past -m %llu not written\n",
@@ -699,6 +701,8 @@ int main(int argc, char **argv)
 	 * if they came blocked from the parent.
 	 */
 	kmt_catch_stop_signals();
+	/* Past RLIMIT_FSIZE a write fails with EFBIG: the capture is cut, not killed. */
+	signal(SIGXFSZ, SIG_IGN);
 	sigemptyset(&stopsigs);
 	sigaddset(&stopsigs, SIGINT);
 	sigaddset(&stopsigs, SIGTERM);
