@@ -462,10 +462,40 @@ if [ $rc -eq 2 ] && grep -q "^kmemtraced: writing $d/cap/cpu0: File too large; t
    grep -qx 'end_reason write_error' "$d/cap/meta" && grep -qx 'cut_file cpu0' "$d/cap/meta" &&
    grep -qx "cut_at $(stat -c %s "$d/cap/cpu0")" "$d/cap/meta" &&
    grep -qx 'cut_error File too large' "$d/cap/meta" && grep -qx 'finished 1' "$d/cap/meta" &&
+   grep -qx 'cut_seq 100' "$d/cap/meta" && grep -qx 'cut_lost_events 0' "$d/cap/meta" &&
    grep -q '^cut short: writing cpu0 failed after [0-9]* bytes (File too large); what came after is lost$' "$d/out"; then
 	t_pass "kmemtraced: a CPU file past ulimit -f: 'writing DIR/cpu0: File too large', the capture ends there, meta says where and why, exit 2"
 else
 	kt_fail "write past ulimit -f" "exit $rc: $(kt_flat "$d/out")"
+fi
+
+# Another reader of a CPU file (the kernel's reader file, a line per
+# file open): refused before anything is made, naming the opener of the
+# first file listed; tracing (enable 0 here) left alone, -e or not.
+d=$kt/busy
+kt_fake "$d/dfs"
+cp "$kt/base/cpu0" "$kt/base/cpu1" "$d/dfs/"
+printf '0 4242 other tool\n1 4243 kmemtraced\n' >"$d/dfs/reader"
+kt_why=""
+for kt_e in "" -e; do
+	rc=0
+	"$KT" -q $kt_e -t 0.3 -d "$d/dfs" -o "$d/cap" >"$d/out" 2>&1 || rc=$?
+	[ $rc -eq 2 ] || kt_why+="${kt_e:-no -e}: exit $rc; "
+	grep -qx "kmemtraced: $d/dfs: its cpu<n> files are being read by pid 4242 (other tool): one capture at a time" "$d/out" ||
+		kt_why+="${kt_e:-no -e}: said $(kt_flat "$d/out"); "
+	[ ! -e "$d/cap" ] || kt_why+="${kt_e:-no -e}: made $d/cap; "
+	grep -qx 0 "$d/dfs/enable" || kt_why+="${kt_e:-no -e}: enable now $(cat "$d/dfs/enable"); "
+	rm -rf "$d/cap"
+done
+# Empty: nobody reads; the capture runs.
+: >"$d/dfs/reader"
+rc=0
+"$KT" -q -t 0.3 -d "$d/dfs" -o "$d/cap" >"$d/out" 2>&1 || rc=$?
+[ $rc -eq 0 ] || kt_why+="empty reader file: exit $rc: $(kt_flat "$d/out"); "
+if [ -z "$kt_why" ]; then
+	t_pass "kmemtraced: a CPU file another process reads: refused before anything is made, naming its pid and name, tracing untouched, exit 2; an empty reader file admits it"
+else
+	kt_fail "another reader" "$kt_why"
 fi
 
 # Standard output that cannot be written: the summary is lost, exit 2.

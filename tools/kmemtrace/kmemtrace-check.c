@@ -200,7 +200,12 @@ static void print_summary(const struct kmt_capture *c, const struct totals *t)
 	if (c->meta.turned_off)
 		printf("tracing was turned off at seq %llu, not by kmemtraced: %s\n",
 		       c->meta.off_seq, "the capture ends there");
-	if (c->meta.cut)
+	if (c->meta.cut && c->meta.have_cut_lost)
+		printf("cut short: writing %s failed after %llu bytes (%s), the next event seq %llu: %llu events lost after the cut\n",
+		       c->meta.cut_file ?: "the capture", c->meta.cut_at,
+		       c->meta.cut_error ?: "an error", c->meta.cut_seq,
+		       kmt_loss_after_cut(l, &c->meta));
+	else if (c->meta.cut)
 		printf("cut short: writing %s failed after %llu bytes (%s): %llu events lost after the cut\n",
 		       c->meta.cut_file ?: "the capture", c->meta.cut_at,
 		       c->meta.cut_error ?: "an error", kmt_loss_after_cut(l, &c->meta));

@@ -115,8 +115,9 @@ static void write_meta(void)
 		fprintf(meta, "symbols %s\n", cap.symbols);
 		/* Why it ended: a stop asked for, or one of the two below. */
 		if (cap.cut_err)
-			fprintf(meta, "end_reason write_error\ncut_file %s\ncut_at %llu\ncut_error %s\n",
-				cap.cut_file, cap.cut_at, strerror(cap.cut_err));
+			fprintf(meta, "end_reason write_error\ncut_file %s\ncut_at %llu\ncut_error %s\ncut_seq %llu\ncut_lost_events %llu\n",
+				cap.cut_file, cap.cut_at, strerror(cap.cut_err), cap.cut.seq,
+				cap.cut.lost);
 		else if (cap.turned_off)
 			fprintf(meta, "end_reason tracing_off\noff_seq %llu\n", cap.off_seq);
 		else
@@ -129,7 +130,10 @@ static void write_meta(void)
 	if (err && cap.finished && capture_is_cut())
 		err = store_in_place("meta", text, len);
 	free(text);
-	if (err)
+	/* While reading, a full disk ends the capture; the last meta follows. */
+	if (err && !cap.finished && __atomic_load_n(&cap.reading, __ATOMIC_ACQUIRE))
+		capture_cut(err, "meta", 0);
+	else if (err)
 		fatal("%s/meta: %s", cap.out, strerror(err));
 }
 
@@ -226,7 +230,13 @@ static void read_caches(void)
 	free(text);
 }
 
-static void write_caches(void)
+/*
+ * DIR/caches brought up to date. Failing while the readers run, it cuts
+ * the capture short as a failed event write does; once they are joined
+ * (@last), every event is written, and only the names of the caches made
+ * since the last good write are missing: said, not a cut.
+ */
+static void write_caches(bool last)
 {
 	int err;
 
@@ -234,7 +244,9 @@ static void write_caches(void)
 	if (!caches.changed || capture_is_cut())
 		return;
 	err = store_tmp("caches", caches.text, caches.len);
-	if (err)
+	if (err && last)
+		cap.caches_err = err;
+	else if (err)
 		capture_cut(err, "caches", 0);
 	caches.changed = false;
 }
@@ -505,7 +517,7 @@ static void start_readers(const pthread_attr_t *attr)
 {
 	size_t i;
 
-	write_caches();
+	write_caches(false);
 	write_meta();
 	clock_gettime(CLOCK_MONOTONIC, &cap.t0);
 	for (i = 0; i < cap.nreaders; i++) {
@@ -562,7 +574,7 @@ static void wait_for_stop(const struct options *o, const pthread_attr_t *attr)
 			if (add_readers(attr))
 				write_meta();
 			read_caches();
-			write_caches();
+			write_caches(false);
 		}
 		for (i = 0; i < cap.nreaders; i++) {
 			e += __atomic_load_n(&cap.readers[i]->events, __ATOMIC_RELAXED);
@@ -611,7 +623,7 @@ static void finish_capture(void)
 	size_t i;
 
 	read_caches();
-	write_caches();
+	write_caches(true);
 	cap.symbols = copy_kallsyms();
 	cap.complete = cap.enable && !cap.was_on && !capture_is_cut();
 	/* A CPU file not captured, or cut short by a read error: events missing. */
@@ -657,6 +669,11 @@ static int summary(void)
 		printf("cut short: writing %s failed after %llu bytes (%s); what came after is lost\n",
 		       cap.cut_file, cap.cut_at, strerror(cap.cut_err));
 		status = KMT_EXIT_USAGE;
+	}
+	if (cap.caches_err) {
+		fprintf(stderr, "%s: writing %s/caches at the end: %s; the events are all written, but caches made since its last write have no name\n",
+			prog, cap.out, strerror(cap.caches_err));
+		status = status > KMT_EXIT_USAGE ? status : KMT_EXIT_USAGE;
 	}
 	if (fflush(stdout) || ferror(stdout)) {
 		fprintf(stderr, "%s: writing standard output: %s\n", prog,
@@ -708,8 +725,8 @@ int main(int argc, char **argv)
 
 	find_kmemtrace_dir(o.dir);
 	/* Before anything is made or written: the kernel would refuse it. */
-	if (current_reader(cap.dir))
-		refuse_busy();
+	if (current_reader(cap.dir, -1))
+		refuse_busy(-1);
 	prepare_output(o.out);
 	begin_capture(o.enable);
 	open_readers();

@@ -140,11 +140,18 @@ static struct capture {
 	int cut_err;
 	char cut_file[32];
 	__u64 cut_at;
+	/* The kernel's counts when the cut was seen: what it lost until then. */
+	struct counts cut;
+	/* Writing caches failed once every event was written: stale names. */
+	int caches_err;
 } cap = { .outfd = -1 };
+
+static void read_counts(const char *dir, struct counts *c);
 
 /*
  * Writing DIR/@file failed with @err after @at bytes: the capture ends
- * there, said once. The first cut is the one meta records.
+ * there, said once. The first cut is the one meta records, with the
+ * kernel's counts then: events it lost after them are the cut's too.
  */
 static void capture_cut(int err, const char *file, __u64 at)
 {
@@ -155,6 +162,7 @@ static void capture_cut(int err, const char *file, __u64 at)
 		return;
 	snprintf(cap.cut_file, sizeof(cap.cut_file), "%s", file);
 	cap.cut_at = at;
+	read_counts(cap.dir, &cap.cut);
 	fprintf(stderr, "%s: writing %s/%s: %s; the capture ends here\n", prog, cap.out, file,
 		strerror(err));
 }
@@ -383,19 +391,25 @@ static void set_enable(const char *dir, const char *v)
 }
 
 /*
- * The process that reads the cpu<n> files of @dir now, from its reader
- * file ("PID COMM"), as "pid PID (COMM)"; NULL if none, or for a kernel
- * without the file.
+ * Who reads cpu<@cpu> of @dir now (any CPU's file if @cpu is -1), from
+ * its reader file ("CPU PID COMM" per file open), as "pid PID (COMM)";
+ * NULL if none, or for a kernel without the file.
  */
-static char *current_reader(const char *dir)
+static char *current_reader(const char *dir, int cpu)
 {
 	char *path = join(dir, "reader"), *s = kmt_slurp(path, NULL), *who = NULL;
-	int pid, at = 0;
+	char *line, *next;
+	int c, pid, at;
 
 	free(path);
-	if (s && sscanf(s, "%d %n", &pid, &at) == 1 && at) {
-		s[strcspn(s, "\n")] = '\0';
-		if (asprintf(&who, "pid %d (%s)", pid, s + at) < 0)
+	for (line = s; line && *line && !who; line = next) {
+		next = line + strcspn(line, "\n");
+		if (*next)
+			*next++ = '\0';
+		at = 0;
+		if (sscanf(line, "%d %d %n", &c, &pid, &at) == 2 && at &&
+		    (cpu < 0 || c == cpu) &&
+		    asprintf(&who, "pid %d (%s)", pid, line + at) < 0)
 			fatal("out of memory");
 	}
 	free(s);

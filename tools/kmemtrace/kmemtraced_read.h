@@ -577,15 +577,22 @@ static int open_reader(struct reader *r, const char **where)
 }
 
 /*
- * Another process reads the cpu<n> files (the kernel admits one): this
- * capture is refused, and leaves tracing as it is, the other's now.
+ * Another reads cpu<@cpu> (-1: one of the cpu<n> files), and the kernel
+ * admits one reader per file: this capture is refused. Tracing is left
+ * as it is, even if -e turned it on: a capture that started at the same
+ * moment and won the files may count on it.
  */
-static void __noreturn refuse_busy(void)
+static void __noreturn refuse_busy(int cpu)
 {
-	char *who = current_reader(cap.dir);
+	char *who = current_reader(cap.dir, cpu), file[32] = "its cpu<n> files are";
+	bool ours = __atomic_exchange_n(&enabled_dir, NULL, __ATOMIC_ACQ_REL) && !cap.was_on;
 
-	__atomic_store_n(&enabled_dir, NULL, __ATOMIC_RELEASE);
-	fatal("%s: its cpu<n> files are being read by %s: one capture at a time", cap.dir,
+	if (cpu >= 0)
+		snprintf(file, sizeof(file), "cpu%d is", cpu);
+	if (ours)
+		fatal("%s: %s being read by %s: one capture at a time; tracing, which -e turned on, is left on for it (echo 0 > %s/enable turns it off)",
+		      cap.dir, file, who ?: "another process", cap.dir);
+	fatal("%s: %s being read by %s: one capture at a time", cap.dir, file,
 	      who ?: "another process");
 }
 
@@ -620,7 +627,7 @@ static void open_readers(void)
 		int err = open_reader(r, &where);
 
 		if (err == EBUSY && where == cap.dir)
-			refuse_busy();
+			refuse_busy(r->cpu);
 		if (err)
 			fatal("%s/cpu%d: %s%s", where, r->cpu, strerror(err), fd_hint(err));
 	}
@@ -670,7 +677,13 @@ static size_t add_readers(const pthread_attr_t *attr)
 			free(r);
 			continue;
 		}
-		if (err) {
+		if (err == EBUSY && where == cap.dir) {
+			char *who = current_reader(cap.dir, r->cpu);
+
+			fprintf(stderr, "%s: %s/cpu%d is being read by %s; its events are not captured\n",
+				prog, where, r->cpu, who ?: "another process");
+			free(who);
+		} else if (err) {
 			fprintf(stderr, "%s: %s/cpu%d: %s%s; its events are not captured\n",
 				prog, where, r->cpu, strerror(err), fd_hint(err));
 		} else {

@@ -125,6 +125,8 @@ static void write_all(int fd, const void *buf, size_t len, const char *name)
  */
 static void write_records(struct kmonlog *k, const void *buf, size_t len)
 {
+	struct stat st;
+
 	if (!len || !kmt_write_all(k->out, buf, len)) {
 		k->written += len;
 		return;
@@ -132,7 +134,8 @@ static void write_records(struct kmonlog *k, const void *buf, size_t len)
 	k->cut_err = errno;
 	fprintf(stderr, "%s: %s: %s; the capture ends here\n", prog, k->out_name,
 		strerror(errno));
-	if (ftruncate(k->out, k->written))
+	/* A pipe fails when its reader is gone: nobody to read a part record. */
+	if (!fstat(k->out, &st) && S_ISREG(st.st_mode) && ftruncate(k->out, k->written))
 		fprintf(stderr, "%s: %s: cannot cut it back to its last whole record: %s\n",
 			prog, k->out_name, strerror(errno));
 	k->past_records += k->batch_records;

@@ -177,8 +177,11 @@ static inline __u64 kmt_loss_missing_before(const struct kmt_loss *l)
 
 /*
  * Of the events lost in a capture cut short by a failed write (meta's
- * cut), those the kernel did not count: read from its buffers but never
- * written, or left there when the readers stopped. Call after the events.
+ * cut), those lost because of it: read from the buffers but never
+ * written, left there when the readers stopped, or lost by the kernel
+ * after the cut, its buffers full with no reader. Only what the kernel
+ * had lost when the cut was seen is not the cut's (the whole window's
+ * losses, from a meta without cut_lost_events). Call after the events.
  */
 static inline __u64 kmt_loss_after_cut(const struct kmt_loss *l, const struct kmt_meta *m)
 {
@@ -186,7 +189,10 @@ static inline __u64 kmt_loss_after_cut(const struct kmt_loss *l, const struct km
 
 	if (!m->cut)
 		return 0;
-	kernel = m->have_start_lost && m->have_end_lost ? m->end_lost - m->start_lost : 0;
+	if (m->have_start_lost && m->have_cut_lost && m->cut_lost >= m->start_lost)
+		kernel = m->cut_lost - m->start_lost;
+	else
+		kernel = m->have_start_lost && m->have_end_lost ? m->end_lost - m->start_lost : 0;
 	return l->lost > kernel ? l->lost - kernel : 0;
 }
 

@@ -43,10 +43,11 @@ struct kmt_meta {
 	/*
 	 * end_reason: tracing that kmemtraced -e turned on was turned off
 	 * by someone else, at off_seq; or writing the capture failed
-	 * (cut): first cut_file, after cut_at bytes, with cut_error.
+	 * (cut): first cut_file, after cut_at bytes, with cut_error, when
+	 * the next event was cut_seq and the kernel had lost cut_lost.
 	 */
-	bool turned_off, cut;
-	__u64 off_seq, cut_at;
+	bool turned_off, cut, have_cut_lost;
+	__u64 off_seq, cut_at, cut_seq, cut_lost;
 	const char *cut_file, *cut_error;
 	char *text;		/* meta's text, which files[] point into */
 };
@@ -65,7 +66,8 @@ static inline bool kmt_meta_numeric(const char *key)
 {
 	static const char *const keys[] = {
 		"abi_version", "word_size", "complete", "stopped", "start_seq", "drain_seq",
-		"end_seq", "start_lost_events", "end_lost_events", "off_seq", "cut_at", NULL,
+		"end_seq", "start_lost_events", "end_lost_events", "off_seq", "cut_at",
+		"cut_seq", "cut_lost_events", NULL,
 	};
 	const char *const *k;
 
@@ -401,6 +403,11 @@ static inline const char *kmt_read_meta(const char *dir, struct kmt_meta *m, cha
 				m->off_seq = v;
 			} else if (!strcmp(key, "cut_at")) {
 				m->cut_at = v;
+			} else if (!strcmp(key, "cut_seq")) {
+				m->cut_seq = v;
+			} else if (!strcmp(key, "cut_lost_events")) {
+				m->cut_lost = v;
+				m->have_cut_lost = true;
 			} else {
 				m->end_lost = v;
 				m->have_end_lost = true;

@@ -992,10 +992,11 @@ static int child_open(int cpu)
 }
 
 /*
- * One process at a time reads the cpu<n> files: while this one holds
- * cpu0 open, another's open of any of them fails with EBUSY and changes
- * nothing; reader names this process; its own second open is admitted;
- * once it has closed them all, another process may open them.
+ * Each cpu<n> file has one reader, an open file: while this process
+ * holds cpu0 open, another open of cpu0 fails with EBUSY and changes
+ * nothing, this process's own included; another CPU's file is free;
+ * reader names the opener of each; a dup() of the file is the same
+ * reader, and once its last descriptor is closed, cpu0 may be opened.
  */
 TEST_F(buffers, one_reader)
 {
@@ -1004,7 +1005,7 @@ TEST_F(buffers, one_reader)
 
 	ASSERT_NE(NULL, kmt_read_text("/proc/self/comm", comm, sizeof(comm)));
 	comm[strcspn(comm, "\n")] = '\0';
-	snprintf(want, sizeof(want), "%d %s\n", getpid(), comm);
+	snprintf(want, sizeof(want), "0 %d %s\n", getpid(), comm);
 	ASSERT_EQ(0, kmt_write_str(KMT_DIR "/enable", "1"));
 	EXPECT_STREQ("", read_s(KMT_DIR "/reader", buf, sizeof(buf)));
 	EXPECT_EQ(0, child_open(0)) TH_LOG("no reader, yet the open was refused");
@@ -1013,17 +1014,25 @@ TEST_F(buffers, one_reader)
 	ASSERT_LE(0, fd);
 	EXPECT_STREQ(want, read_s(KMT_DIR "/reader", buf, sizeof(buf)));
 	EXPECT_EQ(1, child_open(0)) TH_LOG("a second reader of cpu0 was not refused");
-	EXPECT_EQ(1, child_open(last)) TH_LOG("a second reader of cpu%d was not refused", last);
-	EXPECT_STREQ("1\n", read_s(KMT_DIR "/enable", buf, sizeof(buf)));
 	fd2 = open(KMT_DIR "/cpu0", O_RDONLY);
-	EXPECT_LE(0, fd2) TH_LOG("the reader's own second open: %s", strerror(errno));
+	EXPECT_EQ(-1, fd2) TH_LOG("this process's second open of cpu0 was admitted");
+	EXPECT_EQ(EBUSY, errno);
 	if (fd2 >= 0)
 		close(fd2);
-	EXPECT_EQ(1, child_open(0)) TH_LOG("refused no more while cpu0 is still open");
+	if (last > 0)
+		EXPECT_EQ(0, child_open(last)) TH_LOG("cpu%d refused while only cpu0 is open", last);
+	EXPECT_STREQ("1\n", read_s(KMT_DIR "/enable", buf, sizeof(buf)));
+
+	/* The open file is the reader, in whichever descriptor. */
+	fd2 = dup(fd);
+	ASSERT_LE(0, fd2);
 	close(fd);
+	EXPECT_EQ(1, child_open(0)) TH_LOG("refused no more while cpu0 is still open");
+	EXPECT_STREQ(want, read_s(KMT_DIR "/reader", buf, sizeof(buf)));
+	close(fd2);
 
 	EXPECT_STREQ("", read_s(KMT_DIR "/reader", buf, sizeof(buf)));
-	EXPECT_EQ(0, child_open(last)) TH_LOG("still refused once every file is closed");
+	EXPECT_EQ(0, child_open(0)) TH_LOG("still refused once its file is closed");
 }
 
 TEST_HARNESS_MAIN

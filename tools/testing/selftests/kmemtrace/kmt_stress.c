@@ -757,27 +757,29 @@ static bool clean_or_lossy(int rc)
 /*
  * kmemtrace-check on the capture DIR/NAME: CLEAN with exit 0, or LOSSY
  * with exit 1 and missing exactly the events the kernel counted lost;
- * the verdict and the exit status agree.
+ * the verdict and the exit status agree. On a failure, what the check
+ * and kmemtraced (DIR/NAME.out) said, and the capture's meta.
  */
 static void expect_accounted(struct __test_metadata *_metadata, const char *dir,
 			     const char *name)
 {
-	char chk[PATH_MAX], out[PATH_MAX];
+	char chk[PATH_MAX], out[PATH_MAX], show[3 * PATH_MAX];
 	int rc;
 
 	KMT_TOOL(chk, "kmemtrace-check");
 	snprintf(out, sizeof(out), "%s/%s.check", dir, name);
+	snprintf(show, sizeof(show), "cat %s %s/%s.out %s/%s/meta >&2", out, dir, name, dir, name);
 	rc = kmt_run("%s %s/%s > %s 2>&1", chk, dir, name, out);
 	if (rc == KMT_EXIT_OK) {
-		EXPECT_EQ(0, kmt_run("grep -qx CLEAN %s", out)) kmt_run("cat %s >&2", out);
+		EXPECT_EQ(0, kmt_run("grep -qx CLEAN %s", out)) kmt_run("%s", show);
 	} else if (rc == KMT_EXIT_DATA) {
-		EXPECT_EQ(0, kmt_run("grep -q '^LOSSY: ' %s", out)) kmt_run("cat %s >&2", out);
+		EXPECT_EQ(0, kmt_run("grep -q '^LOSSY: ' %s", out)) kmt_run("%s", show);
 		EXPECT_EQ(0, kmt_run("grep -q '" COMPLETE_RE "' %s", out))
-			kmt_run("cat %s >&2", out);
+			kmt_run("%s", show);
 	} else {
 		EXPECT_TRUE(clean_or_lossy(rc)) {
 			TH_LOG("kmemtrace-check %s/%s: exit %d", dir, name, rc);
-			kmt_run("cat %s >&2", out);
+			kmt_run("%s", show);
 		}
 	}
 }
