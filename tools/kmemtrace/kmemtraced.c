@@ -501,7 +501,7 @@ static void begin_capture(bool enable)
 	cap.was_on = on == 1;
 	/* The kernel allocates the buffers, and makes the files, at an enable. */
 	if (enable) {
-		char *path = join(cap.dir, "enable");
+		char *path = join(cap.dir, "enable"), head[4096];
 		int fd = open(path, O_WRONLY | O_CLOEXEC);
 
 		if (fd < 0)
@@ -510,6 +510,9 @@ static void begin_capture(bool enable)
 		free(path);
 		set_enable(cap.dir, "1");
 		__atomic_store_n(&enabled_dir, cap.dir, __ATOMIC_RELEASE);
+		/* From now on, any disable is someone else's. */
+		stats_head(cap.dir, head, sizeof(head));
+		cap.have_disables = head_value(head, "disables", &cap.disables);
 	}
 }
 
@@ -558,12 +561,8 @@ static void wait_for_stop(const struct options *o, const pthread_attr_t *attr)
 			stop = true;
 		if (capture_is_cut())
 			stop = true;
-		/*
-		 * Tracing that -e turned on, turned off by someone else: no
-		 * event is numbered from then on, so events says where.
-		 */
-		if (cap.enable && !(ticks % (200 / tick_ms)) && !read_enable(cap.dir)) {
-			cap.off_seq = stat_value(cap.dir, "events");
+		/* Tracing that -e turned on, turned off by someone else. */
+		if (cap.enable && !(ticks % (200 / tick_ms)) && tracing_was_off(&cap.off_seq)) {
 			cap.turned_off = true;
 			stop = true;
 			fprintf(stderr, "%s: tracing was turned off at seq %llu; the capture ends there\n",

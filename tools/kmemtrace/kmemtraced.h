@@ -137,6 +137,9 @@ static struct capture {
 	 */
 	bool turned_off;
 	__u64 off_seq;
+	/* stats' disables once -e turned tracing on, if the kernel has it. */
+	bool have_disables;
+	__u64 disables;
 	int cut_err;
 	char cut_file[32];
 	__u64 cut_at;
@@ -378,6 +381,61 @@ static int read_enable(const char *dir)
 	free(s);
 	free(path);
 	return v;
+}
+
+/*
+ * The head of kmemtrace/stats into @buf, where the lines before the
+ * per-CPU ones are: one read, so that its values agree.
+ */
+static void stats_head(const char *dir, char *buf, size_t size)
+{
+	char *path = join(dir, "stats");
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd < 0 ? -1 : read(fd, buf, size - 1);
+
+	if (n < 0)
+		fatal("%s: %s", path, strerror(errno));
+	close(fd);
+	free(path);
+	buf[n] = '\0';
+}
+
+/* @key's value in @head (stats_head()): false if the kernel has none. */
+static bool head_value(const char *head, const char *key, __u64 *v)
+{
+	size_t kl = strlen(key);
+	const char *p;
+
+	for (p = head; p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+		if (!strncmp(p, key, kl) && p[kl] == ' ') {
+			*v = strtoull(p + kl + 1, NULL, 10);
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * Whether tracing that -e turned on was turned off since by someone
+ * else, and at which sequence number the events stopped (*@seq): from
+ * stats' disables and disabled_seq, which an off and on again between
+ * two polls changes too; on a kernel without them, from enable and
+ * events.
+ */
+static bool tracing_was_off(__u64 *seq)
+{
+	char head[4096];
+	__u64 n;
+
+	if (cap.have_disables) {
+		stats_head(cap.dir, head, sizeof(head));
+		return head_value(head, "disables", &n) && n != cap.disables &&
+		       head_value(head, "disabled_seq", seq);
+	}
+	if (read_enable(cap.dir))
+		return false;
+	*seq = stat_value(cap.dir, "events");
+	return true;
 }
 
 static void set_enable(const char *dir, const char *v)

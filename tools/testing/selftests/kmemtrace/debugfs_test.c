@@ -837,19 +837,33 @@ FIXTURE(buffers) {
 	char enable[32], mask[32], subbufs[32], subbuf_size[32];
 };
 
-/* stats' buffer_bytes, -1 if it cannot be read. */
-static long long buffer_bytes(void)
+/*
+ * A line of stats before its per-CPU ones, "@key N": N, or -1 if it
+ * cannot be read or comes after a "cpu<n>" line.
+ */
+static long long stat_ll(const char *key)
 {
-	char *s = kmt_read_file(KMT_DIR "/stats", NULL), *p;
+	char *s = kmt_read_file(KMT_DIR "/stats", NULL), *p, *cpu;
+	size_t kl = strlen(key);
 	long long v = -1;
 
 	if (!s)
 		return -1;
-	p = strstr(s, "\nbuffer_bytes ");
-	if (p)
-		v = strtoll(p + strlen("\nbuffer_bytes "), NULL, 10);
+	cpu = strstr(s, "\ncpu");
+	for (p = s; p && (!cpu || p < cpu); p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+		if (!strncmp(p, key, kl) && p[kl] == ' ') {
+			v = strtoll(p + kl + 1, NULL, 10);
+			break;
+		}
+	}
 	free(s);
 	return v;
+}
+
+/* stats' buffer_bytes, -1 if it cannot be read. */
+static long long buffer_bytes(void)
+{
+	return stat_ll("buffer_bytes");
 }
 
 /*
@@ -1033,6 +1047,38 @@ TEST_F(buffers, one_reader)
 
 	EXPECT_STREQ("", read_s(KMT_DIR "/reader", buf, sizeof(buf)));
 	EXPECT_EQ(0, child_open(0)) TH_LOG("still refused once its file is closed");
+}
+
+/*
+ * stats' disables counts the writes that left tracing off, and
+ * disabled_seq is the next sequence number at the latest: an off and on
+ * again is seen after the fact, with where the events stopped.
+ */
+TEST_F(buffers, disables)
+{
+	long long d0, seq;
+
+	ASSERT_EQ(0, kmt_write_str(KMT_DIR "/mask", "0x10000"));
+	ASSERT_EQ(0, kmt_write_str(KMT_DIR "/enable", "1"));
+	d0 = stat_ll("disables");
+	ASSERT_LE(0, d0) TH_LOG("stats has no disables line before its per-CPU lines");
+	ASSERT_EQ(0, kmt_write_str(KMT_DIR "/alloc_selftest", "storm 100"));
+	ASSERT_EQ(0, kmt_write_str(KMT_DIR "/enable", "0"));
+	seq = stat_ll("events");
+	EXPECT_EQ(d0 + 1, stat_ll("disables"));
+	EXPECT_EQ(seq, stat_ll("disabled_seq")) TH_LOG("not where the events stopped");
+	/* On again, and events: the latest disable is still the one said. */
+	ASSERT_EQ(0, kmt_write_str(KMT_DIR "/enable", "1"));
+	ASSERT_EQ(0, kmt_write_str(KMT_DIR "/alloc_selftest", "storm 100"));
+	EXPECT_LT(seq, stat_ll("events")) TH_LOG("the storm recorded nothing");
+	EXPECT_EQ(d0 + 1, stat_ll("disables")) TH_LOG("an enable counted as a disable");
+	EXPECT_EQ(seq, stat_ll("disabled_seq"));
+	/* Every write that leaves it off counts, the second 0 too. */
+	ASSERT_EQ(0, kmt_write_str(KMT_DIR "/enable", "0"));
+	ASSERT_EQ(0, kmt_write_str(KMT_DIR "/enable", "0"));
+	EXPECT_EQ(d0 + 3, stat_ll("disables"));
+	EXPECT_EQ(stat_ll("events"), stat_ll("disabled_seq"));
+	EXPECT_LE(0, kmt_drain_relay());
 }
 
 TEST_HARNESS_MAIN
