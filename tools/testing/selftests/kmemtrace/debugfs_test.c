@@ -1040,7 +1040,8 @@ TEST_F(buffers, one_reader)
 		close(fd2);
 	EXPECT_STREQ(want, read_s(KMT_DIR "/reader", buf, sizeof(buf)));
 	if (last > 0)
-		EXPECT_EQ(0, child_open(last)) TH_LOG("cpu%d refused while only cpu0 is open", last);
+		EXPECT_EQ(0, child_open(last))
+			TH_LOG("cpu%d refused while only cpu0 is open", last);
 	EXPECT_STREQ("1\n", read_s(KMT_DIR "/enable", buf, sizeof(buf)));
 
 	/* The open file is the reader, in whichever descriptor. */
